@@ -91,8 +91,8 @@ def kernel_test(
             result = check_kernel(case, seed, full_range)
         except DesignError as e:
             if e.rule == "kernel cascade" and len(cases) > 1:
-                # its C++ moves other words than it declares: said, and the others go on (a
-                # cascade tester's get kernel went untested behind its middle stage's error)
+                # its C++ moves other words, or in another order, than it declares: said, and
+                # the others go on (a cascade tester's get kernel went untested behind it)
                 tell(command_line_text(e) + "\n")
                 wrong.append(case.kernel.symbol)
                 continue
@@ -115,7 +115,7 @@ def kernel_test(
         + (" on integer inputs over their types' whole range" if full_range else "")
         + (f"; {len(unbuilt)} did not build for the host ({', '.join(s for s, _ in unbuilt)}: "
            "said above)" if unbuilt else "")
-        + (f"; {len(wrong)} moved other cascade words than "
+        + (f"; {len(wrong)} moved cascade words otherwise than "
            f"{'it declares' if len(wrong) == 1 else 'they declare'} ({', '.join(wrong)}: said "
            "above)" if wrong else "")
         + f" ({time.perf_counter() - start:.1f} s)")

@@ -62,3 +62,55 @@ def cascade_mismatch(k: Kernel, got: int, put: int) -> DesignError:
         found="; ".join(f"{counted(n, 'word')} {verb} ({fn}) per call"
                         for _, _, n, _, verb, fn in wrong),
         fix="; ".join(fix(*w) for w in wrong))
+
+
+ORDER_WORDS = 4096
+"""The words put whose order the host header records (``CASCADE_ORDER_WORDS``)."""
+
+
+def waits_for(gets: int, puts: int, step: tuple[int, int] | None, j: int) -> int:
+    """The words of its get a call's put word ``j`` waits for, as the simulator streams it
+    (:func:`aiedsl.sim.cascade_stream.shares`): with ``step`` (g, p), g more before each p
+    puts; without, its share, ceil((j + 1) gets / puts).
+
+    >>> waits_for(16, 16, None, 0), waits_for(16, 16, (16, 16), 0), waits_for(8, 8, (4, 4), 5)
+    (1, 16, 8)
+    """
+    if step is None:
+        return -(-(j + 1) * gets // puts)
+    g, p = step
+    return (j // p + 1) * g
+
+
+def order_mismatch(k: Kernel, got_at_put: list[int], gets: int, puts: int) -> DesignError | None:
+    """The error for kernel ``k``'s C++ having got more of its cascade input before a put than
+    its declared order lets (``got_at_put[j]``: the words it had got when it put word j), or
+    None. The simulator and the hang check stream the call in the declared order: a C++ that
+    takes its whole get first, declared to stream, passed both and hangs on the NPU when a fifo
+    between the chain's cores closes a cycle (a cascade tester), and a false deadlock is said
+    the other way."""
+    step = k.cascade_step
+    late = next((j for j, got in enumerate(got_at_put) if got > waits_for(gets, puts, step, j)),
+                None)
+    if late is None:
+        return None
+    g0 = got_at_put[0]
+    p0 = next((j for j, got in enumerate(got_at_put) if got != g0), len(got_at_put))
+    fits = (g0 > 0 and p0 > 0 and gets % g0 == 0 and puts % p0 == 0
+            and gets // g0 == puts // p0
+            and all(got <= waits_for(gets, puts, (g0, p0), j)
+                    for j, got in enumerate(got_at_put)))
+    g, p = (g0, p0) if fits else (gets, puts)
+    declared = (f"cascade_step={step}" if step is not None else
+                f"no cascade_step (word j of its put waits for ceil((j + 1) x {gets} / {puts}) "
+                "words of its get)")
+    return DesignError(
+        "kernel cascade", f"kernel '{k.symbol}' gets more of its cascade input before it puts "
+        f"than it declares: its C++ had got {got_at_put[late]} word(s) when it put word "
+        f"{late}, where {declared} lets it have {waits_for(gets, puts, step, late)}",
+        loc=k.loc, limit="a call gets and puts in the order it declares: the simulator and the "
+        "hang check stream its words so, and a chain whose cores also share fifos hangs on the "
+        "NPU, or runs, by that order",
+        found=f"{got_at_put[late]} word(s) got before put word {late}",
+        fix=f"declare cascade_step=({g}, {p}) (its C++ gets {g} word(s), then puts {p}), and "
+        "check the design again")

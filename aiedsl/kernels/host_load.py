@@ -32,7 +32,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.faults import bf16_rounding_fault, misaligned_fault
 from aiedsl.kernels.host_build import HostBuild
-from aiedsl.kernels.host_cascade import WORD_BYTES, cascade_mismatch
+from aiedsl.kernels.host_cascade import ORDER_WORDS, WORD_BYTES, cascade_mismatch, order_mismatch
 from aiedsl.kernels.host_notes import bfp16_shapes
 from aiedsl.kernels.text import KernelText
 
@@ -164,6 +164,9 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
         cascade_moved.restype = None
         cascade_moved.argtypes = [ctypes.c_void_p]
         moved = (ctypes.c_uint * 2)()
+        cascade_order = lib.aiedsl_cascade_order
+        cascade_order.restype = None
+        cascade_order.argtypes = [ctypes.c_void_p, ctypes.c_uint]
 
     def run(conv: list[Any], sizes: list[int]) -> None:
         """The C++ on ``conv``; a misaligned vector access it made, or else a conversion to
@@ -228,6 +231,13 @@ def load_native(k: Kernel, path: str | os.PathLike[str], aie_arch: int | None = 
         cascade_moved(moved)
         if (moved[0], moved[1]) != (words_in, words_out):
             raise cascade_mismatch(k, moved[0], moved[1])
+        if words_in and words_out:  # a middle stage: in the order it declares
+            n = min(words_out, ORDER_WORDS)
+            order = (ctypes.c_uint * n)()
+            cascade_order(order, n)
+            late = order_mismatch(k, list(order), words_in, words_out)
+            if late is not None:
+                raise late
         if cout is not None and bits is not None:
             np.asarray(cout).reshape(-1).view(np.uint8)[...] = bits
 

@@ -36,10 +36,12 @@ template <typename W> W cascade_get() {
 template <typename W> void cascade_put(const W &w) {
   static_assert(sizeof(w.v) % CASCADE_WORD_BYTES == 0, "a cascade value is whole words");
   const unsigned char *bytes = reinterpret_cast<const unsigned char *>(w.v.data());
-  for (unsigned i = 0; i < sizeof(w.v) / CASCADE_WORD_BYTES; ++i, ++cascade_out_pos)
+  for (unsigned i = 0; i < sizeof(w.v) / CASCADE_WORD_BYTES; ++i, ++cascade_out_pos) {
+    if (cascade_out_pos < CASCADE_ORDER_WORDS) cascade_got_at_put[cascade_out_pos] = cascade_in_pos;
     if (cascade_out && cascade_out_pos < cascade_out_words)
       std::memcpy(cascade_out + CASCADE_WORD_BYTES * cascade_out_pos,
                   bytes + CASCADE_WORD_BYTES * i, CASCADE_WORD_BYTES);
+  }
 }
 } // namespace aiedsl_host
 

@@ -13,6 +13,11 @@ inline const unsigned char *cascade_in = nullptr;
 inline unsigned char *cascade_out = nullptr;
 inline unsigned cascade_in_words = 0, cascade_out_words = 0, cascade_in_pos = 0,
                 cascade_out_pos = 0;
+// For each word put (the first CASCADE_ORDER_WORDS): how many words the call had got by then.
+// The order of a call's gets and puts decides whether a chain with fifos between its cores
+// hangs on the NPU; aiedsl holds it to the order the kernel declares (cascade_step).
+inline constexpr unsigned CASCADE_ORDER_WORDS = 4096;
+inline unsigned cascade_got_at_put[CASCADE_ORDER_WORDS] = {};
 } // namespace aiedsl_host
 
 // What `aiedsl kernel profile` counts: vector multiply-type ops (VMAC; an aie::mmul mac counts
@@ -51,6 +56,11 @@ __attribute__((visibility("default"))) void aiedsl_cascade(const unsigned char *
 __attribute__((visibility("default"))) void aiedsl_cascade_moved(unsigned *moved) {
   using namespace aiedsl_host;
   moved[0] = cascade_in_pos, moved[1] = cascade_out_pos;
+}
+// The words got before each of the first n words put (n at most CASCADE_ORDER_WORDS).
+__attribute__((visibility("default"))) void aiedsl_cascade_order(unsigned *out, unsigned n) {
+  using namespace aiedsl_host;
+  for (unsigned i = 0; i < n && i < CASCADE_ORDER_WORDS; ++i) out[i] = cascade_got_at_put[i];
 }
 }
 
