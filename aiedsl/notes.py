@@ -49,7 +49,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import Transfer
-from aiedsl.ir.types import Pattern, TensorType
+from aiedsl.ir.types import Pattern, TensorType, first_indices
 from aiedsl.library_vectors import library_lanes, takes_vectors
 
 
@@ -305,19 +305,6 @@ def _type_note(d: Design, t: Transfer) -> str | None:
                 "bytes are reinterpreted, not converted")
     return (f"fifo '{t.fifo}' carries {elem} and host tensor '{t.tensor}' is {host}: its bytes "
             "are reinterpreted, not converted")
-
-
-def first_indices(p: Pattern, n: int) -> np.ndarray:
-    """The host elements the first ``n`` elements ``p`` moves are, in the order it moves them
-    (without walking the rest of the pattern)."""
-    n = max(0, min(n, p.numel))
-    if n == 0 or min(p.sizes) < 1:
-        return np.zeros(0, dtype=np.int64)
-    steps = np.unravel_index(np.arange(n, dtype=np.int64), p.sizes)
-    out = np.full(n, p.offset, dtype=np.int64)
-    for step, stride in zip(steps, p.strides):
-        out += step * stride
-    return out
 
 
 def block_of(indices: np.ndarray, width: int) -> tuple[int, int] | None:

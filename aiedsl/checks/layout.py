@@ -24,8 +24,6 @@ host pattern that is not in increasing address order), nothing is claimed.
 
 from __future__ import annotations
 
-import math
-
 from typing import Callable
 
 import numpy as np
@@ -38,7 +36,7 @@ from aiedsl.ir.fifos import Fifo, Link
 from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer
-from aiedsl.ir.types import Dim, dims_index
+from aiedsl.ir.types import Dim, Pattern, TensorType, dims_index, first_indices
 
 
 def block_order(rows: int, cols: int, br: int, bc: int) -> np.ndarray:
@@ -205,26 +203,12 @@ def _from_host(d: Design, f: Fifo, rows: int, cols: int, core: str
     tensor = d.tensor(fill.tensor).type
     if tensor.dtype != f.elem.dtype or f.elem.numel != n:
         return None
-    p = fill.pattern
-    steps = np.unravel_index(np.arange(min(n, math.prod(p.sizes)), dtype=np.int64), p.sizes)
-    first = p.offset + sum((i * stride for i, stride in zip(steps, p.strides)),
-                           np.zeros(len(steps[0]), dtype=np.int64))
-    if first.size != n or not bool(np.all(np.diff(first) > 0)):
-        return None
-    rel = first - first.min()
-    if len(tensor.shape) == 2:
-        ld = tensor.shape[1]
-    elif rows > 1:
-        ld = int(rel[cols])  # where the second row starts
-        if ld == cols:
-            return None  # one contiguous run of the host: its order is the host program's
-    else:
-        return None
-    i, j = rel // ld, rel % ld
-    if i.max() >= rows or j.max() >= cols:
+    first = _rising(fill.pattern, n)
+    to = None if first is None else _host_block(first - first.min(), tensor, rows, cols)
+    if first is None or to is None:
         return None
     held = np.empty(n, dtype=np.int64)
-    held[_order(next(c.dims for c in f.consumers if c.core == core), n)] = i * cols + j
+    held[_order(next(c.dims for c in f.consumers if c.core == core), n)] = to
     return held, None, first
 
 
@@ -246,7 +230,21 @@ def _tile_index(d: Design, link: Link, host: np.ndarray, to: np.ndarray, rows: i
     tensor = d.tensor(fill.tensor).type
     if tensor.dtype != src.elem.dtype:
         return None
-    rel = host[to] - host[to].min()
+    return _host_block(host[to] - host[to].min(), tensor, rows, cols)
+
+
+def _rising(p: Pattern, n: int) -> np.ndarray | None:
+    """The host elements of the first ``n`` that pattern ``p`` moves, when they are ``n`` and in
+    increasing host address order; else None."""
+    first = first_indices(p, n)
+    return first if first.size == n and bool(np.all(np.diff(first) > 0)) else None
+
+
+def _host_block(rel: np.ndarray, tensor: TensorType, rows: int, cols: int
+                ) -> np.ndarray | None:
+    """The row-major tile index of each host offset in ``rel`` (from the block's first), when
+    they are a ``rows x cols`` block of the host matrix; else None (see :func:`_tile_index`
+    for what the host's rows are)."""
     if np.unique(rel).size != rel.size:
         return None
     if len(tensor.shape) == 2:
@@ -308,23 +306,10 @@ def _drained_in_blocks(d: Design, f: Fifo, param: KernelArg) -> bool:
     drains = [t for t in d.runtime if isinstance(t, Transfer) and t.fifo == f.name]
     if not drains or f.elem.numel != n or d.tensor(drains[0].tensor).type.dtype != f.elem.dtype:
         return False
-    tensor, p = d.tensor(drains[0].tensor).type, drains[0].pattern
-    steps = np.unravel_index(np.arange(min(n, math.prod(p.sizes)), dtype=np.int64), p.sizes)
-    first = sum((i * stride for i, stride in zip(steps, p.strides)),
-                np.zeros(len(steps[0]), dtype=np.int64))
-    if first.size != n or not bool(np.all(np.diff(first) > 0)):
-        return False
-    rel = first - first.min()
-    if len(tensor.shape) == 2:
-        ld = tensor.shape[1]
-    elif rows > 1 and int(rel[cols]) != cols:
-        ld = int(rel[cols])
-    else:
-        return False  # one contiguous run of the host: the host program may unblock it
-    i, j = rel // ld, rel % ld
-    if i.max() >= rows or j.max() >= cols:
-        return False
-    return not np.array_equal(block_order(rows, cols, *param.blocks), i * cols + j)
+    first = _rising(drains[0].pattern, n)
+    to = None if first is None else _host_block(first - first.min(),
+                                                d.tensor(drains[0].tensor).type, rows, cols)
+    return to is not None and not np.array_equal(block_order(rows, cols, *param.blocks), to)
 
 
 def host_blocks(d: Design) -> list[tuple[str, Loc, str, str]]:
@@ -405,13 +390,10 @@ def _first_element(d: Design, link: Link) -> np.ndarray | None:
     if not fills:
         return None
     p, n = fills[0].pattern, src.elem.numel
-    # The pattern's first n positions, outermost dimension first: only the first element is
-    # looked at, so no longer run of the pattern is made.
-    steps = np.unravel_index(np.arange(min(n, math.prod(p.sizes)), dtype=np.int64), p.sizes)
-    first = sum((i * stride for i, stride in zip(steps, p.strides)),
-                np.zeros(len(steps[0]), dtype=np.int64))
-    if first.size != n or not bool(np.all(np.diff(first) > 0)):
+    first = _rising(p, n)
+    if first is None:
         return None
+    first -= p.offset
     if written and link.kind == "forward":  # one BD over the element, in that order
         held = np.full(n, -1, dtype=np.int64)
         held[_order(written, n)] = first

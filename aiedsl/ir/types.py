@@ -189,3 +189,16 @@ def dims_index(dims: tuple[Dim, ...], numel: int) -> np.ndarray | None:
     # dims that walk the buffer in order (blocks one row high, say) are plain order: the
     # simulator then moves the data as it is, never as a view it takes for a reordered copy
     return None if idx.size == numel and np.array_equal(idx, np.arange(numel)) else idx
+
+
+def first_indices(p: Pattern, n: int) -> np.ndarray:
+    """The host elements the first ``n`` elements ``p`` moves are, in the order it moves them
+    (without walking the rest of the pattern)."""
+    n = max(0, min(n, p.numel))
+    if n == 0 or min(p.sizes) < 1:
+        return np.zeros(0, dtype=np.int64)
+    steps = np.unravel_index(np.arange(n, dtype=np.int64), p.sizes)
+    out = np.full(n, p.offset, dtype=np.int64)
+    for step, stride in zip(steps, p.strides):
+        out += step * stride
+    return out
