@@ -14,7 +14,6 @@ Example
 
 from __future__ import annotations
 
-import itertools
 from typing import NoReturn, Sequence
 
 from aiedsl.errors import DesignError
@@ -25,14 +24,13 @@ from aiedsl.lang.buffer import Acquisition, Buffer
 from aiedsl.lang.context import current_core, current_design
 from aiedsl.lang.described import described
 from aiedsl.lang.names import check_name
+from aiedsl.lang.link_parts import DimsSpec, back_to_back, part_types, per_part
 from aiedsl.lang.placement import TilePin, memtile
 from aiedsl.lang.records import FifoRecord
 from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import assigned_name, caller_loc
-from aiedsl.targets import TargetModel
 from aiedsl.values import as_int, shown
 
-DimsSpec = Sequence[tuple[int, int]] | None
 
 
 def to_dims(spec: DimsSpec, what: str, loc: Loc) -> tuple[Dim, ...]:
@@ -181,26 +179,10 @@ class ObjectFifo(FifoRecord):
         loc = caller_loc()
         b = current_design(f"splitting fifo '{self.name}'")
         times = b.check_repeat(f"split of '{self.name}'", repeat, loc)
-        types = _part_types(self, parts, b.target, loc)
-        if names is not None and (not isinstance(names, (list, tuple))
-                                  or len(names) != len(types)):
-            raise DesignError("split", f"split of '{self.name}' into {len(types)} parts has "
-                              f"names={names!r}", loc=loc, limit=f"{len(types)} names",
-                              found=repr(names), fix="give one name per part, or leave names out")
-        if offsets is not None and not isinstance(offsets, (list, tuple)):
-            raise DesignError("split offsets", f"split of '{self.name}' has offsets={offsets!r}",
-                              loc=loc, limit="a list of element offsets, one per part",
-                              found=repr(offsets), fix="write e.g. offsets=[0, 1024]")
-        link = f"split of '{self.name}' into {len(types)} parts"
-        to_parts = _per_part(dims_to_stream, len(types), link, "dims_to_stream", loc)
-        from_parts = _per_part(dims_from_stream, len(types), link, "dims_from_stream", loc)
-        outs = [new_fifo(
-            b, t, depth=self.depth if depth is None else depth,
-            name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=to_parts[i],
-            dims_from_stream=from_parts[i], loc=loc) for i, t in enumerate(types)]
+        outs, offs = _make_parts(b, self, "split", parts, offsets, depth, dims_to_stream,
+                                 dims_from_stream, names, loc)
         for out in outs:
             out.repeat = times
-        offs = list(offsets) if offsets is not None else back_to_back(types)
         b.add_link("split", [self], outs, offs, via, loc)
         return outs
 
@@ -241,24 +223,8 @@ class ObjectFifo(FifoRecord):
                 loc=loc, limit="a fifo has exactly one producer",
                 related=[("its producer", self.producer.loc)],
                 fix="join into a fifo of its own (g = fifo(...); parts = g.join(...))")
-        types = _part_types(self, parts, b.target, loc, "join")
-        if names is not None and (not isinstance(names, (list, tuple))
-                                  or len(names) != len(types)):
-            raise DesignError("join", f"join of {len(types)} parts into '{self.name}' has "
-                              f"names={names!r}", loc=loc, limit=f"{len(types)} names",
-                              found=repr(names), fix="give one name per part, or leave names out")
-        if offsets is not None and not isinstance(offsets, (list, tuple)):
-            raise DesignError("join offsets", f"join into '{self.name}' has offsets="
-                              f"{offsets!r}", loc=loc, limit="a list of element offsets, one per "
-                              "part", found=repr(offsets), fix="write e.g. offsets=[0, 1024]")
-        link = f"join of {len(types)} parts into '{self.name}'"
-        to_parts = _per_part(dims_to_stream, len(types), link, "dims_to_stream", loc)
-        from_parts = _per_part(dims_from_stream, len(types), link, "dims_from_stream", loc)
-        ins = [new_fifo(
-            b, t, depth=self.depth if depth is None else depth,
-            name=(names[i] if names else f"{self.name}_{i}"), dims_to_stream=to_parts[i],
-            dims_from_stream=from_parts[i], loc=loc) for i, t in enumerate(types)]
-        offs = list(offsets) if offsets is not None else back_to_back(types)
+        ins, offs = _make_parts(b, self, "join", parts, offsets, depth, dims_to_stream,
+                                dims_from_stream, names, loc)
         b.add_link("join", ins, [self], offs, via, loc)
         return ins
 
@@ -273,39 +239,31 @@ class ObjectFifo(FifoRecord):
         return f"{self.channel}[{', '.join(map(str, self.index))}]"
 
 
-def _per_part(spec: DimsSpec | Sequence[DimsSpec], n: int, link: str, what: str,
-              loc: Loc) -> list[DimsSpec]:
-    """A split's layout for each of its ``n`` parts: ``spec`` for all of them, or ``spec``'s own
-    entries when it lists one layout (a list of pairs, or None) per part. A layout's entries are
-    (size, stride) tuples, so a list of lists cannot be one layout; a list of lists of numbers
-    (one layout with its pairs written as lists) is refused saying how it was read."""
-    if not isinstance(spec, (list, tuple)) or not spec or \
-            not all(d is None or isinstance(d, list) for d in spec):
-        return [spec] * n  # type: ignore[list-item]
-    if all(isinstance(d, list) and d and all(_is_int(v) for v in d) for d in spec):
-        # Lists of numbers: one layout with its (size, stride) pairs written as lists, or per-part
-        # layouts whose entries are not pairs. A list of lists is read as per-part layouts (their
-        # entries are tuples), so say so and show both forms rather than report an entry.
-        one = "[" + ", ".join("(" + ", ".join(str(v) for v in d) + ")" for d in spec) + "]"
-        per = "[" + ", ".join(["[(size, stride), ...]"] + ["None"] * (n - 1)) + "]"
-        raise DesignError(
-            "dma dims", f"{link}: its {what} is a list of lists, "
-            f"so it was read as {len(spec)} per-part layout{'' if len(spec) == 1 else 's'}, "
-            "but their entries are numbers, not (size, stride) pairs", loc=loc,
-            limit="one layout for every part, a list of (size, stride) tuples; or one layout "
-            f"(or None) per part, a list of {n} such lists", found=repr(spec),
-            fix=f"for one layout for every part write {what}={one} (tuples, not lists); for one "
-            f"per part, e.g. {what}={per}")
-    if len(spec) != n:
-        raise DesignError("dma dims", f"{link} has {len(spec)} "
-                          f"per-part {what} layout{'' if len(spec) == 1 else 's'}", loc=loc,
-                          limit=f"one layout (or None) per part: {n}", found=str(len(spec)),
-                          fix=f"give {n} layouts, or one layout [(size, stride), ...] for all")
-    return list(spec)  # type: ignore[arg-type]
-
-
-def _is_int(v: object) -> bool:
-    return as_int(v) is not None
+def _make_parts(b: DesignTrace, parent: ObjectFifo, verb: str,
+                parts: Sequence[TensorType] | int, offsets: Sequence[int] | None,
+                depth: int | None, dims_to_stream: DimsSpec, dims_from_stream: DimsSpec,
+                names: Sequence[str] | None, loc: Loc) -> tuple[list[ObjectFifo], list[int]]:
+    """The fifos ``parent.split(...)`` (``verb``) or ``parent.join(...)`` makes, named and laid
+    out as given, and their offsets in ``parent``'s element (back to back by default)."""
+    types = part_types(parent, parts, b.target, loc, verb)
+    n = len(types)
+    link = (f"split of '{parent.name}' into {n} parts" if verb == "split" else
+            f"join of {n} parts into '{parent.name}'")
+    if names is not None and (not isinstance(names, (list, tuple)) or len(names) != n):
+        raise DesignError(verb, f"{link} has names={names!r}", loc=loc, limit=f"{n} names",
+                          found=repr(names), fix="give one name per part, or leave names out")
+    if offsets is not None and not isinstance(offsets, (list, tuple)):
+        which = f"split of '{parent.name}'" if verb == "split" else f"join into '{parent.name}'"
+        raise DesignError(f"{verb} offsets", f"{which} has offsets={offsets!r}", loc=loc,
+                          limit="a list of element offsets, one per part", found=repr(offsets),
+                          fix="write e.g. offsets=[0, 1024]")
+    to_parts = per_part(dims_to_stream, n, link, "dims_to_stream", loc)
+    from_parts = per_part(dims_from_stream, n, link, "dims_from_stream", loc)
+    made = [new_fifo(b, t, depth=parent.depth if depth is None else depth,
+                     name=(names[i] if names else f"{parent.name}_{i}"),
+                     dims_to_stream=to_parts[i], dims_from_stream=from_parts[i], loc=loc)
+            for i, t in enumerate(types)]
+    return made, list(offsets) if offsets is not None else back_to_back(types)
 
 
 def _check_port(port: str, loc: Loc, call: str) -> None:
@@ -318,55 +276,6 @@ def _check_port(port: str, loc: Loc, call: str) -> None:
     if not isinstance(port, str) or port not in ("produce", "consume"):
         raise DesignError("acquire", f"port {shown(port)} is neither 'produce' nor 'consume'",
                           loc=loc, found=shown(port), fix="use 'produce' or 'consume'")
-
-
-def back_to_back(types: Sequence[TensorType]) -> list[int]:
-    """Element offsets of parts laid one after another, in order."""
-    return [0, *itertools.accumulate(t.numel for t in types)][:-1]
-
-
-def _part_types(parent: ObjectFifo, parts: Sequence[TensorType] | int, target: TargetModel,
-                loc: Loc, verb: str = "split") -> list[TensorType]:
-    """The types of the parts a fifo is split into (or joined from: ``verb``), equal parts of
-    its element for a count."""
-    count = as_int(parts)  # numpy's integers too, as a plain int
-    past = "split" if verb == "split" else "joined"
-    if count is not None:
-        parts = count
-    elif not isinstance(parts, (list, tuple)):
-        raise DesignError(verb, f"fifo '{parent.name}' {past} {_from(verb)} {shown(parts)}",
-                          loc=loc, limit="a number of equal parts, or a list of part types",
-                          found=shown(parts), fix=f"write e.g. f.{verb}(2)")
-    if isinstance(parts, int):
-        if parts < 1 or parent.elem.numel % parts:
-            raise DesignError(
-                verb, f"fifo '{parent.name}' ({parent.elem}) does not {verb} "
-                f"{_from(verb)} {parts} equal parts", loc=loc,
-                found=f"{parent.elem.numel} elements / {parts}",
-                fix="give the part types explicitly, or a count that divides the element")
-        n = parts
-    else:
-        n = len(parts)
-        if n == 0:  # it made a link of no parts, refused later with an empty found:
-            raise DesignError(verb, f"fifo '{parent.name}' {past} {_from(verb)} no parts",
-                              loc=loc, limit="a number of equal parts, or a list of part types: "
-                              "one or more", found=shown(parts), fix=f"write e.g. f.{verb}(2), "
-                              f"or list the parts' types: f.{verb}([Tensor["
-                              f"{parent.elem.numel // 2}, {parent.elem.dtype}]] * 2)")
-    most = target.max_fifos
-    if n > most:  # before one fifo per part is made
-        raise DesignError(verb, f"fifo '{parent.name}' {past} {_from(verb)} {n} parts", loc=loc,
-                          limit=f"at most {most} parts: more fifos than "
-                          f"{target.name} has DMA channels", found=str(n),
-                          fix=f"{verb} {_from(verb)} as many parts as there are cores "
-                          f"{'reading' if verb == 'split' else 'writing'} them")
-    if isinstance(parts, int):
-        return [TensorType(shape=(parent.elem.numel // parts,), dtype=parent.elem.dtype)] * parts
-    return list(parts)
-
-
-def _from(verb: str) -> str:
-    return "into" if verb == "split" else "from"
 
 
 def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, loc: Loc,
