@@ -240,18 +240,10 @@ def stale_inout_notes(d: Design) -> list[Note]:
     under a FAIL of such an output (a kernel reading stale data fails the comparison with no
     other hint), and by ``check``."""
     from aiedsl.checks.stale import unwritten_inout_reads
-    from aiedsl.ir.dataflow import Dataflow
 
-    found = unwritten_inout_reads(d)
-    flow = Dataflow(d) if found else None
-    notes: list[Note] = []
-    for core, call, text in found:
-        assert flow is not None
-        for tensor in sorted(flow.downstream(core.name)):
-            # a herd's cores make the call at one line (each of its own fifo): said once
-            if all(n.loc != call.loc or n.tensor != tensor for n in notes):
-                notes.append(Note(call.loc, text, "drain", tensor))
-    return notes
+    # a herd's cores make the call at one line (each of its own fifo): said once
+    return _at_outputs(d, [(core.name, call.loc, text)
+                           for core, call, text in unwritten_inout_reads(d)], per_line=True)
 
 
 def host_block_notes(d: Design) -> list[Note]:
@@ -260,15 +252,24 @@ def host_block_notes(d: Design) -> list[Note]:
     ``check`` and under a FAIL (a host holding the tile row-major fails every element, with no
     other hint)."""
     from aiedsl.checks.layout import host_blocks
+
+    return _at_outputs(d, [(core, loc, text) for core, loc, text, _ in host_blocks(d)],
+                       per_line=False)
+
+
+def _at_outputs(d: Design, found: list[tuple[str, Loc, str]], per_line: bool) -> list[Note]:
+    """A note of each (core, line, text) in ``found`` for each output the core's results reach
+    (said under a FAIL of any of them), once per line and output (``per_line``: whatever the
+    text, as a herd's cores say theirs at one line) or per text too."""
     from aiedsl.ir.dataflow import Dataflow
 
-    found = host_blocks(d)
     flow = Dataflow(d) if found else None
     notes: list[Note] = []
-    for core, loc, text, _ in found:
+    for core, loc, text in found:
         assert flow is not None
         for tensor in sorted(flow.downstream(core)):
-            if all(n.loc != loc or n.tensor != tensor or n.text != text for n in notes):
+            if all(n.loc != loc or n.tensor != tensor or (n.text != text and not per_line)
+                   for n in notes):
                 notes.append(Note(loc, text, "drain", tensor))
     return notes
 
