@@ -46,6 +46,19 @@ class KernelCase:
     """A design's kernel that some core calls (False: one its design file declares that no
     core calls, run with its declaration's scalar values: :func:`uncalled_kernels`)."""
 
+    def run_reference(self, args: list[Any]) -> None:
+        """The reference on ``args``; an exception of the user's reference is a DesignError
+        at the kernel's declaration saying what was running."""
+        from aiedsl.user_errors import user_exception
+
+        try:
+            self.reference(*args)
+        except DesignError:
+            raise
+        except Exception as err:  # the user's reference
+            raise user_exception(err, f"running the reference of kernel "
+                                 f"'{self.kernel.symbol}'", self.kernel.loc) from err
+
 
 @dataclass(frozen=True)
 class ScalarSet:
