@@ -42,7 +42,9 @@ from aiedsl.toolchain.commands import (
     aiecc_argv, find_aiecc_script, kernel_compile_argv, project_listing_script, shell_line,
 )
 from aiedsl.toolchain.commands import INSTS
-from aiedsl.toolchain.compile import CACHE, MANIFEST, PROJECT, script_outputs, tool_input
+from aiedsl.toolchain.compile import script_outputs
+from aiedsl.toolchain.compile_outputs import CACHE, MANIFEST, tool_input
+from aiedsl.toolchain.program_memory import PROJECT
 from aiedsl.toolchain.lower import STAMP, TEXT_OUTPUTS
 
 

@@ -22,12 +22,7 @@ Example
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import re
-import signal
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -36,45 +31,32 @@ from typing import Callable
 from aiedsl.builddir.build import compiling
 from aiedsl.builddir.marker import SCRIPT_LIST
 from aiedsl.builddir.swap import install_outputs
-from aiedsl.errors import DesignError, ToolchainError, listed
+from aiedsl.errors import ToolchainError, listed
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
-from aiedsl.kernels.text import unit_text
 from aiedsl.kernels.units import kernel_units
 from aiedsl.shell import argv_strings, shell_line
 from aiedsl.targets import TargetModel, get_target
-from aiedsl.text import encoded, tool_output
 from aiedsl.toolchain.commands import aiecc_argv, kernel_compile_argv
+from aiedsl.toolchain.compile_outputs import (
+    CACHE,
+    MANIFEST,
+    OUTPUTS,
+    cache_hit,
+    cache_key,
+    digests,
+    not_what_aiecc_writes,
+    tool_input,
+)
 from aiedsl.toolchain.discover import Tool, Tools
-from aiedsl.toolchain.elf import ElfError, program_end
-from aiedsl.toolchain.insts import read_header
 from aiedsl.toolchain.manifest import build_manifest
-from aiedsl.toolchain.mlir_syntax import hint
+from aiedsl.toolchain.program_memory import PROJECT, core_programs, program_over, program_overflow
 from aiedsl.toolchain.stack import SUFFIX as STACK_SUFFIX
 from aiedsl.toolchain.stack import kernel_frames, stack_overflow
-from aiedsl.version import __version__
-
-OUTPUTS = ("aie.xclbin", "insts.bin")
-MANIFEST, CACHE = "manifest.json", "cache.json"
-PROJECT = "aie.mlir.prj"
-"""aiecc's project folder for ``aie.mlir``: its intermediate files, the core ELFs among them."""
-TAIL_LINES = 15
+from aiedsl.toolchain.tool_run import Step, run_step
 
 Progress = Callable[[int, int, str], None]
 """Called before each step with (step index, number of steps, label)."""
-
-
-@dataclass(frozen=True)
-class Step:
-    """One tool invocation."""
-
-    label: str
-    argv: list[str]
-    log: str
-    """Log file, relative to the build directory."""
-    writes: tuple[str, ...] = ()
-    """What the step must leave, relative to the build directory (a Peano step's object file),
-    checked as soon as it ends: a tool that exits 0 without it is named, not the next one."""
 
 
 @dataclass(frozen=True)
@@ -115,27 +97,6 @@ def script_outputs(files: dict[str, str]) -> list[str]:
              if rel.startswith("kernels/") and rel.endswith(".cc")]
     return [*(f"{s}{ext}" for s in stems for ext in (".o", STACK_SUFFIX)), *OUTPUTS,
             f"{PROJECT}/", SCRIPT_LIST]
-
-
-def tool_input(rel: str) -> bool:
-    """Is generated file ``rel`` one the tools read (``aie.mlir``, ``kernels/*``)? The cache key
-    hashes these, and a rebuild keeps the previous tool outputs only while these are unchanged
-    (:func:`aiedsl.builddir.build.write_build`)."""
-    return rel == "aie.mlir" or rel.startswith("kernels/")
-
-
-def cache_key(files: dict[str, str], steps: list[Step], tools: Tools) -> str:
-    """sha256 of everything the tools read: MLIR, kernel sources, command lines, tool versions."""
-    h = hashlib.sha256()
-    h.update(f"aiedsl {__version__}\n".encode())
-    for rel in sorted(files):
-        if tool_input(rel):
-            h.update(f"{rel}\n".encode())
-            h.update(encoded(files[rel]))  # the bytes the tools read
-    for s in steps:
-        h.update(shell_line(s.argv).encode())
-    h.update(json.dumps(tools.versions(), sort_keys=True).encode())
-    return h.hexdigest()
 
 
 def unusable_tools(d: Design, tools: list[Tool], out: Path, *, npu_run: bool = False,
@@ -203,7 +164,7 @@ def compile_build(d: Design, files: dict[str, str], out: Path, tools: Tools,
     # checked to hold these files still; the tools run beside it, on these files.
     with compiling(out, files, design=d.name, tool_input=tool_input,
                    writes=("logs", MANIFEST, CACHE)) as work:
-        cached = _cache_hit(out, key)
+        cached = cache_hit(out, key)
         if cached is not None:
             return Compiled(out, True, cached, time.perf_counter() - start)
         previous = (*OUTPUTS, MANIFEST, CACHE,
@@ -239,7 +200,7 @@ def _compile(d: Design, target: TargetModel, work: Path, out: Path, tools: Tools
         try:
             run_step(step, work, tools.env, d, shown=out)
         except ToolchainError as e:
-            overflow = _program_overflow(d, target, work, out, step, e)
+            overflow = program_overflow(d, target, work, out, step, e)
             if overflow is None:
                 raise
             raise overflow from e
@@ -257,236 +218,17 @@ def _compile(d: Design, target: TargetModel, work: Path, out: Path, tools: Tools
             "aiecc", f"aiecc finished but did not write {', '.join(absent)}", exit_code=5,
             found=f"see {out / 'logs' / 'aiecc.log'}",
             fix="check the aiecc version (aiedsl emits mlir-aie's 2026 syntax)")
-    junk = _not_what_aiecc_writes(work, out)
+    junk = not_what_aiecc_writes(work, out)
     if junk is not None:
         raise junk
     programs = core_programs(d, target, work)
-    over = _program_over(d, target, programs, [], out / "logs" / "aiecc.log", finished=True)
+    over = program_over(d, target, programs, [], out / "logs" / "aiecc.log", finished=True)
     if over is not None:  # a program the loader refuses cannot be what aie.xclbin holds
         raise over
     manifest = build_manifest(d, target, tools, key, (work / "insts.bin").stat().st_size,
                               programs, frames)
     (work / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
-    (work / CACHE).write_text(json.dumps({"key": key, "outputs": _digests(work)}) + "\n")
+    (work / CACHE).write_text(json.dumps({"key": key, "outputs": digests(work)}) + "\n")
     return manifest
 
 
-def _digests(folder: Path) -> dict[str, str]:
-    """sha256 of each output in ``folder``: a cache hit needs them as the tools wrote them (a CI
-    cache restored in part, or a file cut short, is compiled again)."""
-    return {name: hashlib.sha256((folder / name).read_bytes()).hexdigest() for name in OUTPUTS}
-
-
-XCLBIN_MAGIC = b"xclbin2\0"
-"""How every xclbin starts (XRT's ``axlf.m_magic``)."""
-
-
-def _not_what_aiecc_writes(work: Path, out: Path) -> ToolchainError | None:
-    """The error for an ``aie.xclbin`` or ``insts.bin`` in ``work`` that is not one (an aiecc
-    that exited 0 having written something else: a broken install, a wrapper script); None
-    when both look as they should. Only their heads are read: an instruction stream's
-    operations are for ``aiedsl inspect`` to read, and a newer mlir-aie may add some."""
-    log = out / "logs" / "aiecc.log"
-    fix = (f"see {log}; check the mlir-aie installation (`aiedsl doctor` shows what aiedsl "
-           "finds)")
-    with open(work / "aie.xclbin", "rb") as f:
-        head = f.read(len(XCLBIN_MAGIC))
-    if head != XCLBIN_MAGIC:
-        return ToolchainError(
-            "aiecc", "aiecc finished but the aie.xclbin it wrote is not an xclbin",
-            exit_code=5, limit="an xclbin starts with XRT's signature 'xclbin2'",
-            found=f"its first bytes: {head!r}", fix=fix)
-    try:
-        read_header((work / "insts.bin").read_bytes(), "insts.bin")
-    except DesignError as e:
-        return ToolchainError(
-            "aiecc", f"aiecc finished but the insts.bin it wrote is not an NPU instruction "
-            f"stream: {e.message}", exit_code=5, limit=e.limit, found=e.found, fix=fix)
-    return None
-
-
-def core_programs(d: Design, target: TargetModel, out: Path) -> dict[str, int]:
-    """Where each core's program ends in its program memory (bytes), read off the core ELFs
-    aiecc leaves in its project folder (``aie.mlir.prj/<device>_core_<col>_<row>.elf``; older
-    aiecc: ``core_<col>_<row>.elf``). A core whose ELF is not there is left out."""
-    limit = target.program_memory
-    prj = out / PROJECT
-    names = {p.name: p for p in prj.glob("*.elf")} if prj.is_dir() else {}
-    found = {}
-    for core in d.cores:
-        assert core.tile is not None, "core_programs needs a placed design"
-        want = re.compile(rf"(?:.*_)?core_{core.tile[0]}_{core.tile[1]}\.elf")
-        hits = sorted(n for n in names if want.fullmatch(n))
-        if hits:
-            try:
-                found[core.name] = program_end(names[hits[0]], limit)
-            except ElfError:
-                continue  # not an ELF aiedsl can read: say nothing of it
-    return found
-
-
-def _program_overflow(d: Design, target: TargetModel, work: Path, out: Path, step: Step,
-                      err: ToolchainError) -> ToolchainError | None:
-    """For aiecc failing because a core's program does not fit its program memory (aie-rt's
-    loader: ``Overflow of program memory``, which names no core; mlir-aie since PR 3618 links
-    against the real size: ``will not fit in region 'program'``), the error that names the core
-    and its size (read in ``work``, where aiecc ran; its log named in ``out``, where it goes).
-    None for any other failure."""
-    try:
-        log = (work / step.log).read_text()
-    except OSError:
-        return None
-    if "Overflow of program memory" not in log and "in region 'program'" not in log:
-        return None
-    programs = core_programs(d, target, work)
-    over = _program_over(d, target, programs, err.notes, out / step.log, finished=False)
-    if over is not None:
-        return over
-    limit = target.program_memory
-    used = _programs_used(d, programs)
-    fix = _PROGRAM_FIX.format(log=out / step.log)
-    return ToolchainError(
-        "program memory", f"a core's program does not fit its {limit:,} bytes of program "
-        "memory; aiecc did not say which, and left no core ELF that is over",
-        exit_code=5, limit=f"{limit:,} bytes of program memory per core",
-        notes=[*err.notes, *used], fix="look for the core calling the most or the largest "
-        "kernels: " + fix)
-
-
-_PROGRAM_FIX = ("call fewer or smaller kernels on it (each kernel it calls is linked in whole), "
-                "or let the objectfifo lowering unroll less (it repeats a loop body once per "
-                "buffer of the fifos acquired in it: lower their depth); the whole output is in "
-                "{log}")
-
-
-def _programs_used(d: Design, programs: dict[str, int]) -> list[str]:
-    """The note listing where each core's program ends (none when no ELF was read)."""
-    tiles = {c.name: c.tile for c in d.cores}
-    sizes = ", ".join(f"{name} {tiles[name]} {end:,} B" for name, end in programs.items())
-    return [f"program memory used: {sizes}"] if programs else []
-
-
-def _program_over(d: Design, target: TargetModel, programs: dict[str, int], notes: list[str],
-                  log: Path, finished: bool) -> ToolchainError | None:
-    """The error naming the core whose program (``programs``, read off its ELF) ends furthest
-    past its program memory, at its line; None when every one fits. ``finished``: aiecc
-    exited 0 all the same (its CDO step loads each ELF with aie-rt's loader, which refuses
-    such a program, so the ELF read is not what ``aie.xclbin`` holds: a stale or broken one).
-    ``notes`` come first under it."""
-    limit = target.program_memory
-    over = sorted((end, name) for name, end in programs.items() if end > limit)
-    if not over:
-        return None
-    cores = {c.name: c for c in d.cores}
-    end, name = over[-1]
-    others = f" ({len(over) - 1} more core(s) over)" if len(over) > 1 else ""
-    where = f"{name} on tile {cores[name].tile}"
-    fix = _PROGRAM_FIX.format(log=log)
-    if finished:
-        message = (f"aiecc finished, but the ELF it left for {where} ends the program at byte "
-                   f"{end:,}, past the {limit:,} of program memory{others}: aie-rt's loader "
-                   "refuses such a program, so aie.xclbin cannot hold this one")
-        fix = ("check the mlir-aie installation (`aiedsl doctor` shows what aiedsl finds); if "
-               "the program is that large: " + fix)
-    else:
-        message = (f"{where}: its program ends at byte {end:,}, past the {limit:,} of program "
-                   f"memory{others}")
-    return ToolchainError(
-        "program memory", message, loc=cores[name].loc, exit_code=5,
-        limit=f"{limit:,} bytes of program memory per core (aie-rt's ELF loader refuses more)",
-        found=f"{end:,} bytes", notes=[*notes, *_programs_used(d, programs)], fix=fix)
-
-
-def _cache_hit(out: Path, key: str) -> dict | None:
-    """The manifest when ``out`` holds outputs made from exactly these inputs, unchanged since
-    they were written."""
-    try:
-        cache = json.loads((out / CACHE).read_text())
-        if cache["key"] != key or cache["outputs"] != _digests(out):
-            return None
-        manifest = json.loads((out / MANIFEST).read_text())
-    except (OSError, ValueError, KeyError, TypeError):  # (TypeError: a cache.json not a dict)
-        return None
-    return manifest
-
-
-def run_step(step: Step, cwd: Path, env: dict[str, str], d: Design,
-             shown: Path | None = None, fix: str = "") -> None:
-    """Run ``step`` in ``cwd``, its output to ``cwd/step.log``; a failure raises a
-    ToolchainError at the design line the output names. ``shown`` is the directory the error
-    names for the log (``cwd`` unless the log is moved there); ``fix`` is said after it."""
-    line = shell_line(step.argv)
-    try:
-        output, code = _run_tool(step.argv, cwd, env)
-    except OSError as e:
-        output, code = str(e), 127
-    (cwd / step.log).write_text(f"$ {line}\n{output}")
-    if code != 0:
-        # its last lines as they were, control characters escaped (the log keeps them)
-        tail = tool_output(output.strip()).split("\n")[-TAIL_LINES:]
-        loc, where = _design_line(output, d)
-        spelling = hint(output, cwd)
-        raise ToolchainError(
-            step.label.split()[0], f"{step.label} failed (exit {code})" + where, loc=loc,
-            exit_code=5, notes=[f"$ {line}", *(f"  {t}" for t in tail)],
-            fix=f"the whole output is in {(shown or cwd) / step.log}" + spelling + fix,
-            hint=spelling)
-
-
-def _run_tool(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[str, int]:
-    """Run a tool to its end: its output (stdout, then stderr) and exit code.
-
-    The tool gets a process group of its own, killed whole if aiedsl is interrupted (Ctrl-C,
-    SIGTERM, SIGHUP): aiecc's own children would otherwise go on writing into the build
-    directory after aiedsl has listed it and let go of its lock.
-    """
-    group = hasattr(os, "killpg")
-    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                          errors="replace",  # a compiler quotes a kernel's lines, any bytes
-                          start_new_session=group) as proc:  # leaving it waits for the tool
-        try:
-            out, err = proc.communicate()
-        except BaseException:
-            try:
-                if group:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                else:
-                    proc.kill()
-            except OSError:  # already gone
-                pass
-            raise
-    return (out or "") + (err or ""), proc.returncode
-
-
-def _design_line(output: str, d: Design) -> tuple[Loc | None, str]:
-    """The design line a tool's output points at, and a phrase saying how it was found."""
-    # The design's own file names, found as they are (a generic path pattern would stop at a
-    # space: 'my designs/d.py' read as 'designs/d.py'), also when a tool shortens one to its
-    # last parts; the first mention in the output wins, the longest name at one place.
-    files = {t.loc.file for t in d.tensors} | {d.loc.file}
-    best: tuple[int, int, str, int] | None = None
-    for f in files:
-        parts = PurePosixPath(f).parts
-        for i in range(len(parts)):
-            tail = str(PurePosixPath(*parts[i:]))
-            for m in re.finditer(rf"(?<![\w.-]){re.escape(tail)}:(\d+)", output):
-                found = (m.start(), -len(tail), f, int(m[1]))
-                if best is None or found < best:
-                    best = found
-    if best is not None:
-        return Loc(file=best[2], line=best[3]), ""
-    cc = re.search(r"kernels/(\w+)\.cc:(\d+)", output)
-    if cc:
-        for unit in kernel_units(d.kernels):
-            if unit.name == cc[1]:
-                kt, line = unit_text(d, unit), int(cc[2])
-                origin = kt.origin(line)
-                source = "" if origin.startswith("kernels/") else f", from {origin}"
-                # a generated entry is its kernel's; the source shared by several, the first's
-                symbol = kt.kernel_at(line) or unit.name
-                k = next(k for k in unit.kernels if k.symbol == symbol)
-                whose = (f"kernel '{symbol}'" if len(unit.kernels) == 1 or kt.kernel_at(line)
-                         else f"the C++ of kernels {kt.label}")
-                return k.loc, f" in {whose} (kernels/{cc[1]}.cc:{cc[2]}{source})"
-    return None, ""

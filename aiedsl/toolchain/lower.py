@@ -51,7 +51,7 @@ from aiedsl.ir.physical import Connect, DmaChannel, Physical, Route
 from aiedsl.shell import argv_strings, shell_line
 from aiedsl.targets import TargetModel, get_target
 from aiedsl.toolchain.commands import INSTS, lower_argvs, pass_pipeline, pipeline_passes
-from aiedsl.toolchain.compile import Step, run_step
+from aiedsl.toolchain.tool_run import Step, run_step
 from aiedsl.toolchain.discover import Tool, absolute_env
 from aiedsl.toolchain.physical import parse_physical, unread
 from aiedsl.version import __version__
