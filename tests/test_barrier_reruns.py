@@ -154,7 +154,7 @@ def test_a_wait_for_a_value_only_the_load_gives_hangs_the_second_invocation(
     with pytest.raises(Deadlock) as e:
         simulate(load_design(path), {"inp": IMAGE}, invocations=2)
     assert str(e.value).splitlines()[0] == (
-        "error [deadlock]: on invocation 2 of the runtime sequence (invocation 1 ran to its end; "
+        "d.py:24: error [deadlock]: on invocation 2 of the runtime sequence (invocation 1 ran to its end; "
         "this one starts from what it left: barrier 'go' at 2, the rtp slots as last written, "
         "each core where it was (its program starts again as soon as it ends)): nothing can "
         "move and the runtime sequence is not done (1 core(s) blocked)")

@@ -206,7 +206,7 @@ STATIC: dict[str, str] = {
 DYNAMIC: dict[str, str] = {
     # found by running on the simulator: a Deadlock whose chain leads back to the cause, exit 3
     "broadcast_under_buffered.py": (
-        "error [deadlock]: nothing can move and the runtime sequence is not done (2 core(s) "
+        "broadcast_under_buffered.py:44: error [deadlock]: nothing can move and the runtime sequence is not done (2 core(s) "
         "blocked)\n"
         "  the runtime waits at the end of its sequence for its drain of 'o' (line 46) to "
         "complete (broadcast_under_buffered.py:44)\n"
@@ -232,7 +232,7 @@ DYNAMIC: dict[str, str] = {
         "simulated"
     ),
     "drain_order_reversed.py": (
-        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "drain_order_reversed.py:43: error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
         "blocked)\n"
         "  the runtime waits at rt.sync() for its drain of 'hi' (line 42) to complete "
         "(drain_order_reversed.py:43)\n"
@@ -919,7 +919,8 @@ def test_cli_paths_in_the_report_are_relative_to_the_working_directory() -> None
     name = "drain_order_reversed.py"
     r = aiedsl_sim(f"hang_corpus/{name}", CORPUS.parent)
     assert r.returncode == 3
-    assert r.stderr == DYNAMIC[name].replace(f"({name}:", f"(hang_corpus/{name}:") + "\n"
+    assert r.stderr == DYNAMIC[name].replace(f"({name}:", f"(hang_corpus/{name}:").replace(
+        f"{name}:43: error", f"hang_corpus/{name}:43: error") + "\n"
 
 
 def test_a_wait_that_retires_no_fill_overflows_the_task_queue(

@@ -30,8 +30,10 @@ from aiedsl.sim.state import Machine
 
 class Deadlock(DesignError):
     """Nothing can move and the runtime sequence is not done (exit code 3). ``chain`` holds
-    the wait-for chain's lines, ``first_loc`` the first design line they name (the error's own
-    ``loc`` is None: the chain names several)."""
+    the wait-for chain's lines, ``first_loc`` the first design line they name, which is also
+    the error's own ``loc`` (where the runtime, or the first process of the chain, waits), so
+    the headline starts ``file:line:`` as every other error's does, for an editor or a CI
+    problem matcher to jump to."""
 
     exit_code = 3
     full_fifo: str | None = None
@@ -342,7 +344,7 @@ def explain(m: Machine) -> Deadlock:
         fix = ("make the runtime fill and drain exactly what the cores take and give, in an "
                "order that lets data flow (drains issued before they are waited on), and check "
                "every acquire is matched by a release")
-    err = Deadlock("deadlock", summary, loc=None, fix=fix)
+    err = Deadlock("deadlock", summary, loc=first_loc, fix=fix)
     err.full_fifo = depth_fifo
     err.full_end = depth_end
     err.depth_if_found = depth_fifo is not None and cycle and p is m.runtime
