@@ -145,3 +145,62 @@ def test_small_buffers_need_their_elements_alignment(n: int, t: str, cpp: str,
     with pytest.raises(DesignError) as e:
         check_design(load_design(path).ir)
     assert str(e.value).splitlines()[0] == first
+
+
+NPU2 = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare
+
+
+def mix_ref(a, b, out):
+    out[...] = a[:1024] + b
+
+
+@design(device="DEVICE")
+def d(x: Tensor[4 * 1032, i32], y: Tensor[4 * 1024, i32], z: Tensor[4 * 1024, i32]):
+    fa = fifo(Tensor[1032, i32])
+    fb = fifo(Tensor[1024, i32])
+    fc = fifo(Tensor[1024, i32])
+    k = declare("mix_i32_1024", source="mix.cc", entry="mix",
+                args=[buffer("a", Tensor[1032, i32]), buffer("b", Tensor[1024, i32]),
+                      buffer("out", Tensor[1024, i32], "out")],
+                reference=mix_ref, cost="a load per element", cycles=1024)
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with fa.consume() as a, fb.consume() as b, fc.produce() as c:
+                k(a, b, c)
+
+    with runtime() as rt:
+        rt.fill(fa, x)
+        rt.fill(fb, y)
+        rt.drain(fc, z)
+'''
+
+MIX = ("void mix(int32_t *a, int32_t *b, int32_t *out) "
+       "{ for (int i = 0; i < 1024; i++) out[i] = a[i] + b[i]; }\n")
+
+
+def test_npu2_takes_a_64_byte_boundary_for_its_512_bit_vectors(
+        design_file: Callable[..., Path]) -> None:
+    """A 4128-byte buffer puts the 4096-byte one after it at 32 mod 64: 32-byte aligned, as AIE2
+    needs, but AIE2P's 512-bit loads and stores need 64 (mlir-aie's
+    getComputeTileMaxVectorAlignBits); the same design passes on npu1 (a tester's)."""
+    (design_file(NPU2.replace("DEVICE", "npu1_1col")).parent / "mix.cc").write_text(MIX)
+    check_design(load_design("d.py").ir)
+    design_file(NPU2.replace("DEVICE", "npu2_1col"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design("d.py").ir)
+    assert str(e.value) == (
+        "d.py:12: error [buffer alignment]: buffer 'fb_cons_buff_0' (4096 B) in the core at "
+        "(0, 2) starts at 0x01420, not on a 64-byte boundary\n"
+        "  limit: a multiple of 64 bytes: mlir-aie's address pass aligns no buffer "
+        "(AIEAssignBuffers: \"Fixme: alignment\"), while the kernels' vector loads and stores "
+        "take a 64-byte boundary for a 512-bit vector on aie2p, though its load/store bus is "
+        "256 bits (the core drops the low address bits; mlir-aie's core code assumes it too: "
+        "memref.assume_alignment), and a scalar load its element's, so the kernel reads other "
+        "elements\n"
+        "  found: 0x01420 = 80 x 64 + 32\n"
+        "  fix: make the buffers before it in bank 0, 'fa_cons_buff_0' (4128 B), a multiple of "
+        "64 bytes (pad their element types)")

@@ -3,9 +3,10 @@
 mlir-aie's address pass places buffers back to back in a bank without aligning them
 (``AIEAssignBuffers``: "Fixme: alignment"), while the kernels' vector loads and stores
 (``aie::load_v``, ``aie::store_v``: 256-bit accesses on a 32-byte boundary, the core dropping the
-low address bits) and mlir-aie's own core code (``AIECoreToStandard``'s
-``memref.assume_alignment`` 32 on every buffer) take each buffer to be 32-byte aligned
-(:attr:`~aiedsl.targets.TargetModel.core_buffer_align`). A buffer after one whose size is not a
+low address bits; on AIE2P also 512-bit ones, on a 64-byte boundary) and mlir-aie's own core code
+(``AIECoreToStandard``'s ``memref.assume_alignment`` 32 on every buffer) take each buffer to be
+aligned so (:attr:`~aiedsl.targets.TargetModel.core_buffer_align`,
+:attr:`~aiedsl.targets.TargetModel.core_vector_align`). A buffer after one whose size is not a
 multiple of 32 bytes starts off that boundary, and the kernel reads other elements: the design
 compiles and computes wrong. aiedsl knows every address before anything is compiled, so it says
 so here. A runtime parameter is read by scalar loads alone (``memref.load`` of one slot), so it
@@ -23,10 +24,8 @@ from aiedsl.targets import TargetModel
 
 def check_alignment(d: Design, target: TargetModel) -> None:
     """Raise a DesignError for the first buffer a kernel is given (a fifo's buffer at a core's
-    end, a core-local buffer) that does not start on the alignment its size allows: 32 bytes
-    (:attr:`~aiedsl.targets.TargetModel.core_buffer_align`), 16 for one of 16 to 31 bytes (a
-    128-bit vector: ``core_narrow_vector_bytes``), its element's size for a smaller one; and
-    for a runtime parameter, its element's size."""
+    end, a core-local buffer) that does not start on the alignment its size allows
+    (:func:`needed_alignment`); for a runtime parameter, its element's size."""
     if d.physical is None:
         return
     buffers = d.physical.buffers
@@ -34,16 +33,14 @@ def check_alignment(d: Design, target: TargetModel) -> None:
         element = _element_bytes(d, b) if target.kind_of(b.tile) == "core" else None
         if element is None:
             continue
-        narrow = target.core_narrow_vector_bytes
-        need = element if _is_rtp(d, b) or b.nbytes < narrow else \
-            target.core_buffer_align if b.nbytes >= target.core_buffer_align else narrow
+        need = element if _is_rtp(d, b) else needed_alignment(target, b.nbytes, element)
         if b.address % need == 0:
             continue
         odd = [o for o in buffers if o.tile == b.tile and o.bank == b.bank
                and o.address < b.address and o.nbytes % need]
         stacks = [o for o in odd if o.name.endswith(" stack")]
         culprits = ", ".join(f"'{o.name}' ({o.nbytes} B)" for o in odd) or "the buffers before it"
-        fix = (f"give the herd a stack= that is a multiple of {target.core_buffer_align} bytes"
+        fix = (f"give the herd a stack= that is a multiple of {need} bytes"
                if stacks else f"make the buffers before it in bank {b.bank}, {culprits}, a "
                f"multiple of {need} bytes (pad their element types)")
         raise DesignError(
@@ -53,9 +50,34 @@ def check_alignment(d: Design, target: TargetModel) -> None:
             f"{b.address % need}",
             limit=f"a multiple of {need} bytes: mlir-aie's address pass aligns no buffer "
             "(AIEAssignBuffers: \"Fixme: alignment\"), while the kernels' vector loads and "
-            f"stores take a {target.core_buffer_align}-byte boundary (the core drops the low "
-            "address bits; mlir-aie's core code assumes it too: memref.assume_alignment), and "
-            "a scalar load its element's, so the kernel reads other elements", fix=fix)
+            f"stores take {_vector_words(target, need)} (the core drops the low address bits; "
+            "mlir-aie's core code assumes it too: memref.assume_alignment), and a scalar load "
+            "its element's, so the kernel reads other elements", fix=fix)
+
+
+def needed_alignment(target: TargetModel, nbytes: int, element: int) -> int:
+    """The alignment in bytes of a core buffer of ``nbytes`` that kernels read: the widest
+    vector it can hold (a kernel may load or store one anywhere in it), else its element's.
+
+    >>> from aiedsl.targets import get_target
+    >>> [needed_alignment(get_target("npu1"), n, 4) for n in (8, 16, 32, 4096)]
+    [4, 16, 32, 32]
+    >>> [needed_alignment(get_target("npu2"), n, 4) for n in (32, 64, 4096)]
+    [32, 64, 64]
+    """
+    for width in (target.core_vector_align, target.core_buffer_align,
+                  target.core_narrow_vector_bytes):
+        if nbytes >= width:
+            return width
+    return element
+
+
+def _vector_words(target: TargetModel, need: int) -> str:
+    """How the limit names the vector access that takes ``need`` bytes' alignment."""
+    if need > target.core_buffer_align:
+        return (f"a {need}-byte boundary for a {need * 8}-bit vector on {target.arch}, though "
+                f"its load/store bus is {target.core_buffer_align * 8} bits")
+    return f"a {target.core_buffer_align}-byte boundary"
 
 
 def _element_bytes(d: Design, b: BufferAlloc) -> int | None:
