@@ -249,6 +249,21 @@ def limits(t: Timing, row: TakaRow, tm: TimingModel) -> str:
             f"figure needs >= {need / 1e9:.1f} GB/s of reads")
 
 
+PROVENANCE = {
+    "shim_burst_bytes": "from its source (mlir-aie's burst encodings)",
+    "dram_read_bytes_per_s": "from its source (Taka et al.)",
+    "dram_write_bytes_per_s": "assumed equal to the reads'",
+    "dma_bytes_per_cycle": "from its source (AM020)",
+    "lock_acquire_cycles": "estimated (instruction sequence)",
+    "lock_release_cycles": "estimated (instruction sequence)",
+    "kernel_call_cycles": "estimated (branch delay slots)",
+    "measured_on": "the rows' device",
+    "driver_timeout_s": "from its source (xdna-driver)",
+}
+"""How each constant that is not fitted was come by, as its docstring in
+``aiedsl/targets/timing.py`` says: a figure from a source, an estimate, or an assumption."""
+
+
 def constants_table(timing: TimingModel) -> None:
     """The npu1 constants with their values and the rows behind each."""
     print("\nnpu1 timing constants (aiedsl/targets/devices.py NPU1_TIMING):")
@@ -262,7 +277,7 @@ def constants_table(timing: TimingModel) -> None:
         shown = (", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict)
                  else _fmt(name, value))
         how = ("the fit's spread" if name == "invocation_spread_s" else
-               "fitted" if name in FITTED else "from its source")
+               "fitted" if name in FITTED else PROVENANCE.get(name, "from its source"))
         behind = ", ".join(rows_of.get("invocation_s" if name == "invocation_spread_s"
                                        else name, [])) or "no row resolves it"
         print(f"  {name:<24} {shown:<28} {how}; rows: {behind}")
