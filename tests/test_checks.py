@@ -3872,6 +3872,39 @@ def test_check_says_when_a_core_end_gets_fewer_buffers_than_its_depth(
     assert notes() == []
 
 
+def test_a_forward_takes_the_consumer_depth_its_note_asks_for(design_file: DesignFile) -> None:
+    """The note's fix for a forwarded fifo's core end said consumer_depth=, which forward()
+    refused as an unexpected keyword (a tester); it takes it now, as fifo() does, and the
+    memtile keeps its depth."""
+    import subprocess
+    import sys
+
+    path = design_file(DEEP.replace(
+        'xin = fifo(Tensor[256, i32], name="xin", depth=4)',
+        'xl2 = fifo(Tensor[256, i32], name="xl2")\n'
+        '        xin = xl2.forward(name="xin", depth=4)').replace("rt.fill(xin", "rt.fill(xl2"))
+
+    def notes() -> list[str]:
+        r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "check", str(path)],
+                           capture_output=True, text=True, cwd=path.parent,
+                           env={**os.environ, "COLUMNS": "300"})
+        assert r.returncode == 0, r.stderr
+        return [line for line in r.stdout.splitlines() if ": note: " in line]
+
+    assert notes() == [
+        "d.py:6: note: fifo 'xin' gives core[0,0]'s end 2 buffers, not the 4 of its depth: "
+        "across a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the core "
+        "acquires at once plus one; consumer_depth={\"core[0,0]\": 4} gives it 4"]
+    path.write_text(path.read_text().replace(
+        'depth=4)', 'depth=4, consumer_depth={"core[0,0]": 4})'))
+    assert notes() == []
+    from aiedsl.codegen.mlir import render_mlir
+
+    placed, _ = check_design(load_design(path).ir)
+    assert "aie.objectfifo @xin(%tile_0_1, {%tile_0_2}, [4, 4])" in render_mlir(
+        placed, get_target(placed.device))
+
+
 def test_an_index_past_an_acquire_names_the_acquire_and_a_bigger_one(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """`x[2]` of consume(2) said only "index 0..1" (an IRON user's tester found it terse): the

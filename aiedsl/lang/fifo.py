@@ -137,14 +137,17 @@ class ObjectFifo(FifoRecord):
     def forward(self, elem: TensorType | None = None, *, depth: int | None = None,
                 dims_to_stream: DimsSpec = None, dims_from_stream: DimsSpec = None,
                 via: TilePin = memtile, name: str | None = None,
-                repeat: int = 1) -> "ObjectFifo":
+                repeat: int = 1,
+                consumer_depth: int | dict[str, int] | None = None) -> "ObjectFifo":
         """Send this fifo's elements through a memtile into a new fifo (``objectfifo.link``).
 
         ``elem`` is the new fifo's element: the same dtype, in any shape and size (the stream is
         regrouped: 64-element memtile objects forwarded as 32-element core objects, as with
         IRON's ``forward(obj_type=...)``); ``depth`` is its buffers per end (this fifo's depth
         unless given: a single-buffered L2 fifo forwards into a single-buffered core fifo);
-        ``dims_to_stream`` is applied as the memtile sends.
+        ``consumer_depth`` overrides it for the consumers, as :func:`fifo`'s does
+        (``a.forward(depth=2, consumer_depth={"core[0,0]": 4})``: the memtile keeps 2 buffers,
+        the core 4); ``dims_to_stream`` is applied as the memtile sends.
         ``via=coretile(col, row)`` forwards through a compute tile's memory instead
         (``a.forward(via=coretile(0, 2))``).
         ``repeat=n`` sends each of the memtile's buffers ``n`` times in a row without receiving
@@ -156,7 +159,8 @@ class ObjectFifo(FifoRecord):
         out = new_fifo(
             b, elem or self.elem, depth=self.depth if depth is None else depth,
             name=f"{self.name}_fwd" if name is None else name,
-            dims_to_stream=dims_to_stream, dims_from_stream=dims_from_stream, loc=loc)
+            dims_to_stream=dims_to_stream, dims_from_stream=dims_from_stream, loc=loc,
+            consumer_depth=consumer_depth)
         out.repeat = b.check_repeat(f"forward '{out.name}'", repeat, loc)
         b.add_link("forward", [self], [out], [], via, loc)
         return out
