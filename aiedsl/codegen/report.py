@@ -78,9 +78,20 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
                   defines=d.defines,
                   header=lines[0], rows=lines[1:], fifos=fifos, kernels=kernels,
                   cascades=cascades, cascade_bits=target.cascade_bits, locals=locals_,
-                  notes=notes,
+                  notes=notes, program_memory=_program_memory_line(d, target),
                   streams=stream_lines(d), ports=_aligned(port_rows(d, target)),
                   alloc=alloc_lines(d, target))
+
+
+def _program_memory_line(d: Design, target: TargetModel) -> str:
+    """What the table cannot say of the cores' program memory: nothing knows how much a core's
+    program takes before Peano has compiled its kernels and aiecc linked it ("" without
+    cores)."""
+    if not d.cores:
+        return ""
+    return (f"program memory ({target.program_memory // 1024} KB a core) is not known until "
+            "the kernels are compiled: `aiedsl build --compile` reads it off each core's ELF "
+            "into manifest.json")
 
 
 def _resized(f: Fifo, low: Lowering) -> str:
