@@ -163,7 +163,7 @@ def test_a_drain_issued_after_a_wait_that_needs_it_is_a_deadlock(
         simulate(load_design(path))
     # p, its program done, has started it again and waits for its next input (as on the NPU)
     assert str(e.value) == (
-        "error [deadlock]: nothing can move and the runtime sequence is not done "
+        f"d.py:{wait}: error [deadlock]: nothing can move and the runtime sequence is not done "
         "(2 core(s) blocked)\n"
         f"  the runtime waits at rt.wait() for its drain of 'c' (line {wait - 1}) to complete "
         f"(d.py:{wait})\n"

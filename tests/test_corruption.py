@@ -309,7 +309,7 @@ def test_missing_produce_release_without_the_checks_deadlocks(design_file: Desig
     with pytest.raises(Deadlock) as excinfo:
         simulate(load_design(design_file(corrupt(COPY, *NO_PRODUCE_RELEASE))))
     assert str(excinfo.value) == (
-        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "d.py:19: error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
         "blocked)\n"
         "  the runtime waits at the end of its sequence for its drain of 'b' (line 21) to "
         "complete (d.py:19)\n"

@@ -749,19 +749,20 @@ def d(A: Tensor[64, i32], B: Tensor[64, i32]):
 
 
 @pytest.mark.parametrize("keyword, why", [
-    ("consumer_depth", "(consumer_depth= is not one of them)"),
+    ("dims_from_stream_per_cons", "(dims_from_stream_per_cons= is not one of them: dims_from_stream=?)"),
     ("dept", "(dept= is not one of them: depth=?)")])
 def test_a_keyword_an_aiedsl_call_does_not_take_is_told_with_those_it_does(
         design_file: DesignFile, keyword: str, why: str) -> None:
     """A fuzzer's forward(consumer_depth=...) was a bare Python TypeError: the fix now names
-    the keywords forward() takes (fifo() takes consumer_depth=, forward() does not)."""
+    the keywords forward() takes (it takes consumer_depth= now; IRON's per-consumer keyword it
+    does not)."""
     msg = error(design_file(KEYWORD.replace("KEYWORD", keyword)))
     assert msg.splitlines()[0] == (
         f"d.py:6: error [python error]: TypeError: ObjectFifo.forward() got an unexpected "
         f"keyword argument '{keyword}' (while loading d.py)")
     assert msg.splitlines()[-1] == (
         "  fix: forward() takes elem=, depth=, dims_to_stream=, dims_from_stream=, via=, name=, "
-        f"repeat= {why}")
+        f"repeat=, consumer_depth= {why}")
 
 
 SPLIT_PART_PRODUCED = '''

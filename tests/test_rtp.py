@@ -902,7 +902,7 @@ def test_a_set_before_the_data_that_takes_the_core_to_its_wait_always_hangs(
     with pytest.raises(Deadlock) as e:
         simulate(load_design(path), check=False)
     assert str(e.value) == (
-        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "d.py:20: error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
         "blocked)\n"
         "  the runtime waits at the end of its sequence for its drain of 'b' (line 25) to "
         "complete (d.py:20)\n"
@@ -1225,7 +1225,7 @@ def test_a_barrier_set_after_the_sync_that_waits_for_its_core_says_to_move_it(
     with pytest.raises(Deadlock) as e:
         simulate(handle, check=False)
     assert str(e.value) == (
-        "error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
+        "d.py:25: error [deadlock]: nothing can move and the runtime sequence is not done (1 core(s) "
         "blocked)\n"
         "  the runtime waits at rt.sync() for its drain of 'b' (line 24) to complete (d.py:25)\n"
         "  <- the shim DMA (0,0) draining 'b' waits for data (d.py:8)\n"

@@ -125,6 +125,16 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
             "keep the first value",
             fix=f"move {name} = define(\"{name}\", ...) into {ctx.file} and pass {name} to the "
             f"code in {loc.file} (as a function's argument)")
+    first = ctx.lines.get(name) if ctx is not None else None
+    if first is not None and (first.file, first.line) != (loc.file, loc.line):
+        # -D NAME would set both: a copy-paste's second define("N", ...) meant another name
+        raise DesignError(
+            "define", f"define '{name}' is defined twice", loc=loc,
+            limit="one define() line per name: -D sets a name once, and every define() of "
+            "it takes that value", found=f"define(\"{name}\", ...) here and at line "
+            f"{first.line}", related=[(f"the first define '{name}'", first)],
+            fix=f"give this define its own name (the variable's, as a rule), or use the value "
+            f"of the first: {name} = define(\"{name}\", ...) once")
     value: Any = default
     given = ctx.overrides.get(name, default) if ctx is not None else default
     if ctx is not None and name in ctx.overrides and not isinstance(given, str):
