@@ -785,7 +785,7 @@ def test_rt_wait_is_named_in_its_deadlock_and_wants_a_fifo(
     bad = design_file(variant("rt.drain(from_mem, out, wait=True)",
                               "rt.drain(from_mem, out, wait=True)\n        rt.wait(out)"), "t.py")
     assert error_of(bad).splitlines()[0] == (
-        "t.py:33: error [runtime]: rt.wait needs a fifo, got HostTensorRef")
+        "t.py:33: error [runtime]: rt.wait needs a fifo, got host tensor 'out' [4096]")
 
 
 def test_a_partial_wait_frees_only_the_bds_it_retires(design_file: DesignFile) -> None:

@@ -44,6 +44,11 @@ class TensorType(_Frozen):
         """Size in bytes."""
         return self.numel * self.dt.itemsize
 
+    @property
+    def written(self) -> str:
+        """As a design writes it: ``Tensor[64, 64, bf16]``."""
+        return f"Tensor[{', '.join(map(str, self.shape))}, {self.dtype}]"
+
     def __str__(self) -> str:
         return "x".join(str(s) for s in self.shape) + "x" + self.dtype
 

@@ -216,7 +216,7 @@ def _check_local_arg(d: Design, core: str, loc: Loc, i: int, param: KernelArg, a
         fix = (f"no one shape of the local fits both calls: '{other.kernel}' takes it as {t}; "
                f"declare a kernel of your own for one of them in the other's shape (its C++ "
                f"takes a pointer, so the same C++ serves both: declare(..., args=[buffer(..., "
-               f"Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]), ...]))")
+               f"{want.written}), ...]))")
     raise DesignError(
         "kernel signature", f"argument {i} ('{param.name}') of '{symbol}' expects {want}, but "
         f"{core} passes local '{arg.local}' ({t})" + (
@@ -246,7 +246,7 @@ def _reshape_fix(d: Design, name: str, want: TensorType) -> dict[str, Any]:
     it was given none, which the IR does not record (a forward given its input's type looks
     the same): both are said."""
     f = d.fifo(name)
-    shape = f"Tensor[{', '.join(map(str, want.shape))}, {want.dtype}]"
+    shape = want.written
     other = f"or declare the kernel for {f.elem}"
     # each forward's output -> its input (a forward has one of each)
     forwarded = {k.dsts[0]: k for k in d.links if k.kind == "forward"}

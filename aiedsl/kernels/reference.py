@@ -216,7 +216,7 @@ def _out_read_error(ir: KernelIR, reference: Callable[..., Any], read: int | Non
     else:
         a = ir.args[read]
         t = a.type
-        typed = "..." if t is None else f"Tensor[{', '.join(map(str, t.shape))}, {t.dtype}]"
+        typed = "..." if t is None else t.written
         what = (f"reads its \"out\" buffer '{a.name}': what it writes depends on what "
                 f"'{a.name}' held before the call")
         fix = (f"declare it \"inout\", buffer(\"{a.name}\", {typed}, \"inout\"), since the "

@@ -175,7 +175,7 @@ def _elementwise(t: TensorType) -> str:
         return "aiedsl.kernels has element-wise ones such as vector_scalar"
     if t.dtype in ELTWISE_DTYPES:
         why = (f"whole vectors of {library_lanes(t.dtype)} {t.dtype}, and "
-               f"Tensor[{', '.join(map(str, t.shape))}, {t.dtype}] holds {t.numel}")
+               f"{t.written} holds {t.numel}")
     else:
         why = f"{', '.join(ELTWISE_DTYPES[:-1])} or {ELTWISE_DTYPES[-1]}, not {t.dtype}"
     return (f"one of your own, declared with declare(...) as README's \"Writing and testing a "

@@ -29,7 +29,7 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import current_design
-from aiedsl.lang.fifo import DimsSpec, ObjectFifo, new_fifo, shim_coord, to_dims
+from aiedsl.lang.fifo import DimsSpec, ObjectFifo, call_text, new_fifo, shim_coord, to_dims
 from aiedsl.lang.link_parts import back_to_back
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin
@@ -42,6 +42,17 @@ from aiedsl.values import as_int, shown
 @dataclass(eq=False)
 class Channel:
     """A bundle of fifos indexed like the herd that uses it (see :func:`channel`)."""
+
+    def __new__(cls, *args: object, **kwargs: object) -> "Channel":
+        # channel() makes one for the design being traced; a design calling the class means
+        # channel(...) (MLIR-AIR's air.channel is a declaration too)
+        if not (args and isinstance(args[0], DesignTrace)):
+            raise DesignError(
+                "channel", "Channel(...) is the type channel() returns; a design declares one "
+                "with channel(...)", loc=caller_loc(),
+                found=f"Channel({call_text(args, kwargs)})",
+                fix=f"write channel({call_text(args, kwargs)}) (from aiedsl import channel)")
+        return super().__new__(cls)
 
     trace: DesignTrace
     name: str

@@ -14,6 +14,7 @@ Example
 
 from __future__ import annotations
 
+from aiedsl.ir.types import TensorType
 from aiedsl.lang.records import FifoRecord
 from aiedsl.lang.tensor import HostTensorRef
 from aiedsl.values import by_type, shown
@@ -30,5 +31,7 @@ def described(value: object) -> str:
         return f"the {value.described()}"  # type: ignore[attr-defined]
     if isinstance(value, HostTensorRef):
         return f"host tensor '{value.name}' {list(value.shape)}"
+    if isinstance(value, TensorType):
+        return f"the type {value.written}"
     text = shown(value)
     return by_type(value) if " at 0x" in text else text

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import NoReturn, Sequence
 
+from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Port
 from aiedsl.ir.loc import Loc
@@ -29,7 +30,7 @@ from aiedsl.lang.placement import TilePin, memtile
 from aiedsl.lang.records import FifoRecord
 from aiedsl.lang.trace import DesignTrace
 from aiedsl.source_loc import assigned_name, caller_loc
-from aiedsl.values import as_int, shown
+from aiedsl.values import array_text, as_int, shown
 
 
 
@@ -59,6 +60,18 @@ def to_dims(spec: DimsSpec, what: str, loc: Loc) -> tuple[Dim, ...]:
 class ObjectFifo(FifoRecord):
     """A fifo handle in a design function (see :func:`fifo`): its record, and what a design
     function does with it."""
+
+    def __new__(cls, *args: object, **kwargs: object) -> "ObjectFifo":
+        # aiedsl makes its records with the name first; IRON's ObjectFifo(obj_type, depth=,
+        # name=) is a user's declaration, which is fifo(...) here
+        if not (args and isinstance(args[0], str)):
+            raise DesignError(
+                "fifo", "ObjectFifo(...) is how IRON declares a fifo; aiedsl declares one with "
+                "fifo(...), which returns an ObjectFifo", loc=caller_loc(),
+                found=f"ObjectFifo({call_text(args, kwargs)})",
+                fix=f"write fifo({call_text(args, kwargs, iron=True)}) (from aiedsl import "
+                "fifo)")
+        return super().__new__(cls)
 
     # -- core side -----------------------------------------------------------------------------
     def consume(self, n: int = 1) -> "Acquisition":
@@ -289,7 +302,10 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
     """A fifo registered in ``b``; its endpoints come from later uses."""
     if not isinstance(elem, TensorType):
         raise DesignError("fifo", f"fifo element type {shown(elem)} is not a Tensor[...] type",
-                          loc=loc, found=shown(elem), fix="write e.g. fifo(Tensor[1024, i16])")
+                          loc=loc, found=shown(elem),
+                          fix=f"write e.g. fifo({_like(elem)}) (a fifo takes an element's type, "
+                          "not an array)" if array_text(elem) else
+                          "write e.g. fifo(Tensor[1024, i16])")
     given = name
     name = check_name(b.fresh_name("of") if name is None else name, "fifo name", loc)
     if name in b.fifos:
@@ -369,6 +385,35 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     if shim is not None:
         f.shim_pin = shim_coord(shim, f"fifo '{f.name}'", b.target.shim_row, loc)
     return f
+
+
+def _like(array: object) -> str:
+    """The Tensor type of a numpy array's shape and element type, as a design writes it (the
+    element type i32 if aiedsl has none of it)."""
+    shape = tuple(int(n) for n in getattr(array, "shape", ()) or (1024,))
+    try:
+        name = lookup_dtype(getattr(array, "dtype", None)).name
+    except (KeyError, ValueError, TypeError):
+        name = "i32"
+    return TensorType(shape=shape, dtype=name).written
+
+
+def call_text(args: tuple[object, ...], kwargs: dict[str, object], *,
+              iron: bool = False) -> str:
+    """A call's arguments as a design writes them (``Tensor[1024, i32], depth=2``); ``iron``:
+    aiedsl's spelling of IRON's (``obj_type=`` given first, positionally).
+
+    >>> from aiedsl.ir.types import TensorType
+    >>> call_text((TensorType(shape=(64,), dtype="i32"),), {"name": "a", "depth": 2})
+    "Tensor[64, i32], name='a', depth=2"
+    """
+    kwargs = dict(kwargs)
+    first = list(args)
+    if iron and not first and "obj_type" in kwargs:
+        first = [kwargs.pop("obj_type")]
+    def text(v: object) -> str:
+        return v.written if isinstance(v, TensorType) else shown(v)
+    return ", ".join([*(text(a) for a in first), *(f"{k}={text(v)}" for k, v in kwargs.items())])
 
 
 def shim_coord(pin: object, what: str, row: int, loc: Loc) -> tuple[int, int] | None:

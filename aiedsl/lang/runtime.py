@@ -12,8 +12,10 @@ Example
 
 from __future__ import annotations
 
+import difflib
+
 import sys
-from typing import Any, Literal, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
@@ -21,6 +23,7 @@ from aiedsl.ir.types import Pattern
 from aiedsl.library_code import is_users
 from aiedsl.lang.channel import Channel
 from aiedsl.lang.context import current_design
+from aiedsl.lang.described import described
 from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.rtp import BarrierRef, RtpRef
@@ -35,6 +38,17 @@ from aiedsl.values import as_int, plain, shown
 PatternSpec = Pattern | tuple[int, Sequence[int], Sequence[int]] | None
 
 
+_IRON_RUNTIME = {
+    "sequence": ("IRON's rt.sequence(...) opens the sequence and names its host tensors",
+                 "leave it out: the host tensors are the @design function's parameters "
+                 "(def d(a: Tensor[4096, i32], ...)), and `with runtime() as rt:` opens the "
+                 "sequence; use them in rt.fill and rt.drain"),
+    "start": ("IRON's rt.start(worker) starts a worker",
+              "leave it out: a herd's cores start by themselves when the design is loaded"),
+}
+"""What IRON's runtime calls that aiedsl has not are, and what to write instead."""
+
+
 class RuntimeBuilder:
     """The ``rt`` of ``with runtime() as rt``: fill, drain, wait, runtime-parameter writes and
     barrier sets."""
@@ -43,6 +57,22 @@ class RuntimeBuilder:
         self.trace = trace
         self.records: list[RuntimeRecord] = []
         self.pending: list[TransferRecord] = []
+
+    if not TYPE_CHECKING:  # mypy still flags a misspelt rt method in aiedsl's own code
+        def __getattr__(self, attr: str) -> NoReturn:
+            # only for what rt lacks, asked by the design (IRON's rt.sequence, rt.start, a typo);
+            # private names, and what aiedsl's or a library's code probes, as Python has it
+            if attr.startswith("_") or not is_users(sys._getframe(1).f_code.co_filename):
+                raise AttributeError(f"'RuntimeBuilder' object has no attribute {attr!r}")
+            has = [n for n in dir(RuntimeBuilder) if not n.startswith("_")]
+            iron = _IRON_RUNTIME.get(attr)
+            near = difflib.get_close_matches(attr, has, n=1)
+            raise DesignError(
+                "runtime", f"rt.{attr}: the runtime sequence has no {attr}" + (
+                    f" ({iron[0]})" if iron else ""), loc=caller_loc(),
+                limit="rt has " + ", ".join(f"{n}()" for n in has), found=f"rt.{attr}",
+                fix=iron[1] if iron else f"did you mean rt.{near[0]}()?" if near else
+                "use one of those")
 
     def rtp_write(self, buf: object, index: int, value: int) -> None:
         """Write ``value`` into slot ``index`` of runtime parameter ``buf`` (an :func:`rtp`, or
@@ -157,7 +187,7 @@ class RuntimeBuilder:
         if isinstance(fifo, Channel):
             _whole_channel(fifo, "wait", "", loc)
         if not isinstance(fifo, ObjectFifo):
-            raise DesignError("runtime", f"rt.wait needs a fifo, got {type(fifo).__name__}",
+            raise DesignError("runtime", f"rt.wait needs a fifo, got {described(fifo)}",
                               loc=loc, fix="pass the fifo whose transfer to wait for, as given "
                               "to rt.drain or rt.fill (e.g. rt.wait(of_out))")
         rec = next((r for r in self.pending if r.fifo is fifo), None)
@@ -185,14 +215,27 @@ class RuntimeBuilder:
             _not_local(fifo, f"rt.{op}", loc)
         if isinstance(fifo, Channel):
             _whole_channel(fifo, op, getattr(tensor, "name", "..."), loc)
+        if isinstance(fifo, HostTensorRef) and isinstance(tensor, (ObjectFifo, Channel)):
+            raise DesignError(
+                "runtime", f"rt.{op} is given the host tensor '{fifo.name}' first and "
+                f"{described(tensor)} second: the other way round", loc=loc,
+                limit=f"rt.{op}(fifo, host tensor)",
+                found=f"rt.{op}({fifo.name}, {getattr(tensor, 'name', '...')})",
+                fix=f"write rt.{op}({getattr(tensor, 'name', '...')}, {fifo.name})")
         if not isinstance(fifo, ObjectFifo):
-            raise DesignError("runtime", f"rt.{op} needs a fifo, got {type(fifo).__name__}",
-                              loc=loc, fix="pass a fifo or a channel index such as a[0]")
+            raise DesignError("runtime", f"rt.{op} needs a fifo, got {described(fifo)}",
+                              loc=loc, limit=f"rt.{op}(fifo, host tensor): a fifo, or a "
+                              "channel's fifo such as a[0]", found=described(fifo),
+                              fix=f"pass the fifo the host {op}s first")
         if not isinstance(tensor, HostTensorRef):
+            names = [t.name for t in self.trace.tensors]
             raise DesignError(
                 "runtime", f"rt.{op} needs one of the design's tensor arguments, got "
-                f"{type(tensor).__name__}", loc=loc,
-                fix="pass the argument of the @design function, e.g. rt.fill(a, A)")
+                f"{described(tensor)}", loc=loc,
+                limit="a host tensor: a parameter of the @design function"
+                + (f" ({', '.join(names)})" if names else ""), found=described(tensor),
+                fix=f"pass the parameter it moves, e.g. rt.{op}({fifo.name}, "
+                f"{names[0] if names else 'a'})")
         made = self.trace.tiled.get(id(pattern))
         if made is not None and made[0] is pattern and made[2] != tuple(tensor.shape):
             raise DesignError(
@@ -334,7 +377,11 @@ class RuntimeSequence:
             "and `as` names the rt that fills and drains", found=f"{rt} = runtime()"
             if self.name else "runtime()", related=[("runtime() is called here", self.loc)],
             fix=f"write `with runtime() as {rt}:` and put {rt}.{attr}(...) and the other "
-            "transfers in its block")
+            "transfers in its block" if hasattr(RuntimeBuilder, attr) else
+            f"write `with runtime() as {rt}:` and put the fills and drains in its block "
+            f"({_IRON_RUNTIME[attr][1]})" if attr in _IRON_RUNTIME else
+            f"write `with runtime() as {rt}:` and put the fills and drains in its block "
+            f"(rt has no {attr}: it has fill, drain, wait, sync, rtp_write and set_barrier)")
 
 
 def _whole_channel(ch: Channel, op: str, tensor: str, loc: Loc) -> NoReturn:

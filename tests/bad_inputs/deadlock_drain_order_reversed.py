@@ -1,4 +1,4 @@
-# expect: deadlock 0
+# expect: deadlock 31
 # run: sim
 # why: the core writes all of 'lo' then all of 'hi'; the runtime waits for 'hi' before draining 'lo' (mlir-aie#2653).
 import numpy as np
