@@ -187,8 +187,8 @@ def test_template_parameter_nothing_deduces(design_file: DesignFile) -> None:
         "argument's type gives its N: the compiler cannot deduce it\n"
         "  limit: entry= spells the call's template arguments that no parameter deduces\n"
         "  found: entry=\"double_i32\"; double_i32's template parameters: N\n"
-        "  fix: give them in entry=, e.g. entry=f\"double_i32<{N}>\" (a Python f-string "
-        "putting in the values)")
+        "  fix: give them in entry=, e.g. entry=\"double_i32<64>\" (N = 64 (the elements of "
+        "each of its buffers): check that the C++ takes it so)")
 
 
 def test_deduced_template_parameter_needs_no_argument(design_file: DesignFile) -> None:
@@ -478,8 +478,8 @@ def test_template_arguments_given_in_part(design_file: DesignFile) -> None:
     with pytest.raises(DesignError) as e:
         check_design(load_design(path).ir)
     assert str(e.value).splitlines()[-1] == (
-        "  fix: give them in entry=, e.g. entry=f\"twice<int32_t, {N}>\" (a Python f-string "
-        "putting in the values)")
+        "  fix: give them in entry=, e.g. entry=\"twice<int32_t, 64>\" (N = 64 (the elements "
+        "of each of its buffers): check that the C++ takes it so)")
 
 
 def test_a_python_name_among_template_arguments(design_file: DesignFile) -> None:
@@ -1020,8 +1020,8 @@ def test_a_number_for_a_type_parameter_and_a_qualified_entry(design_file: Design
     assert check("mykern::scale<int32_t>").splitlines()[-2:] == [
         "  found: entry=\"mykern::scale<int32_t>\"; scale's template parameters: typename T, "
         "N",
-        "  fix: give them in entry=, e.g. entry=f\"mykern::scale<int32_t, {N}>\" (a Python "
-        "f-string putting in the values)"]
+        "  fix: give them in entry=, e.g. entry=\"mykern::scale<int32_t, 64>\" (N = 64 (the "
+        "elements of each of its buffers): check that the C++ takes it so)"]
 
 
 def test_an_unqualified_entry_of_a_function_in_a_namespace_is_refused(

@@ -186,7 +186,8 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
     missing = [t for i, t in enumerate(sig.template or ())
                if t in undeducible and i >= len(given or ())]
     if missing:
-        values = ", ".join([*(given or ()), *(f"{{{m}}}" for m in missing)])
+        guesses = _missing_values(sig, missing, k)
+        values = ", ".join([*(given or ()), *guesses.values()])
         what = ("without template arguments" if given is None else
                 f"with {len(given)} template argument{'s' if len(given) != 1 else ''}")
         raise DesignError(
@@ -197,8 +198,8 @@ def _check_template_args(k: Kernel, sig: Signature, name: str, where: str,
             limit="entry= spells the call's template arguments that no parameter deduces",
             found=f"entry=\"{entry}\"; {name}'s template parameters: "
                   f"{', '.join(_kinded(sig))}",
-            fix=f"give them in entry=, e.g. entry=f\"{head}<{values}>\" (a Python f-string "
-                "putting in the values)")
+            fix=f"give them in entry=, e.g. entry=\"{head}<{values}>\""
+                + _guess_words(sig, guesses))
 def _check_entry_names(k: Kernel, sig: Signature | None, name: str, src_label: str,
                        scan: CScan) -> None:
     """Every name in ``entry=``'s template arguments is one the generated call sees, after
@@ -284,6 +285,42 @@ def _braced(text: str, names: list[str]) -> str:
 def _kinded(sig: Signature) -> list[str]:
     """A template's parameters as its head writes them: ``typename T``, ``N``."""
     return [f"typename {t}" if t in sig.types else t for t in sig.template or ()]
+
+
+def _missing_values(sig: Signature, missing: list[str], k: Kernel) -> dict[str, str]:
+    """A value for each of the ``missing`` template parameters of ``sig`` as a fix can write it:
+    a type parameter the C type of ``k``'s first buffer; a value parameter the element count
+    its buffers share (a kernel's size parameter, as a rule), else ``...`` to put in. Never a
+    ``{N}`` placeholder: an f-string would put in the design's own N, often the whole
+    tensor's length, not the buffer's."""
+    buffers = [a.type for a in k.args if a.kind == "buffer" and a.type is not None]
+    counts = {t.numel for t in buffers}
+    first = next((a.dtype for a in k.args if a.kind == "buffer"), "i16")
+    out: dict[str, str] = {}
+    for m in missing:
+        if m in sig.types:
+            out[m] = lookup_dtype(first).cpp
+        elif len(counts) == 1:
+            out[m] = str(next(iter(counts)))
+        else:
+            out[m] = "..."
+    return out
+
+
+def _guess_words(sig: Signature, guesses: dict[str, str]) -> str:
+    """What the fix's values for the missing template parameters are, to check against the
+    C++."""
+    said = [f"{name} = {value} (" + ("its first buffer's C type" if name in sig.types else
+                                     "the elements of each of its buffers") + ")"
+            for name, value in guesses.items() if value != "..."]
+    blank = [name for name, value in guesses.items() if value == "..."]
+    words = []
+    if said:
+        words.append(f"{', '.join(said)}: check that the C++ takes "
+                     f"{'it' if len(said) == 1 else 'them'} so")
+    if blank:
+        words.append(f"put in {' and '.join(blank)} for '...'")
+    return f" ({'; '.join(words)})" if words else ""
 
 
 def _example(sig: Signature, given: list[str], k: Kernel) -> str:
