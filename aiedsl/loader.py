@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 import itertools
 import os
 import sys
@@ -126,7 +128,8 @@ def _run(path: Path, shown: str, ctx: LoadContext) -> dict[str, Any]:
 
 
 def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[str],
-                    used: list[str], caller: Loc | None) -> DesignError:
+                    used: list[str], caller: Loc | None,
+                    define_lines: dict[str, Loc] | None = None) -> DesignError:
     """The error for ``-D`` names (or, from the Python line ``caller``, ``defines=`` keys) no
     define() took: at the line of the first that the design binds to a plain constant
     (``N = 4096``, the likeliest intent: a constant meant to be set from the command line),
@@ -143,9 +146,18 @@ def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[
         setter = "defines="
     plain = _plain_constants(path, scope, unused)
     if not plain:
+        # a misspelt name (-D TILES, -D n): the define it likely meant, at its line
+        near = {n: _closest(n, used) for n in unused}
+        meant = [(n, m) for n, m in near.items() if m is not None]
+        lines = define_lines or {}
+        at = lines.get(meant[0][1]) if meant else None
         return DesignError(
-            "define", said, loc=caller or _line_of(path, shown, 1), found=", ".join(unused),
-            fix=f"the design defines: {', '.join(used)}" if used else
+            "define", said, loc=caller or at or _line_of(path, shown, 1),
+            found=", ".join(unused),
+            fix=("; ".join(f"did you mean {setter} {m}? (not {n})" if setter == "-D" else
+                           f"did you mean {m!r}? (not {n!r})" for n, m in meant)
+                 + f" (the design defines: {', '.join(used)})") if meant else
+            f"the design defines: {', '.join(used)}" if used else
             f"the design has no define(): remove {given}")
     lines = [_line_of(path, shown, line) for line, _ in plain.values()]
     made = "; ".join(f"{n} = define(\"{n}\", {v!r}) at line {line}"
@@ -162,6 +174,20 @@ def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[
         fix=f"make {' and '.join(plain)} a define() to set {'it' if len(plain) == 1 else 'them'}"
         f" with {setter}: {made} (from aiedsl import define); or remove {given}"
         + (f" (the design defines: {', '.join(used)})" if used else ""))
+
+
+def _closest(name: str, names: list[str]) -> str | None:
+    """The one of ``names`` that ``name`` most likely misspells (another case, a letter off),
+    or None.
+
+    >>> _closest("TILES", ["N", "TILE"]), _closest("n", ["N", "TILE"]), _closest("Q", ["N"])
+    ('TILE', 'N', None)
+    """
+    same_case = [n for n in names if n.lower() == name.lower()]
+    if same_case:
+        return same_case[0]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def _plain_constants(path: Path, scope: dict[str, Any], names: list[str]
@@ -272,7 +298,7 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
                           fix="decorate a function with @design(device=...)")
     unused = sorted(set(ctx.overrides) - set(ctx.used))
     if unused:
-        raise _unused_defines(path, shown, scope, unused, sorted(ctx.used), caller)
+        raise _unused_defines(path, shown, scope, unused, sorted(ctx.used), caller, ctx.lines)
     declared = _declared_kernels(scope)
     for handle in designs.values():
         handle.declared = declared
