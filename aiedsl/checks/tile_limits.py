@@ -22,6 +22,20 @@ from aiedsl.errors import DesignError
 from aiedsl.targets import DEVICES, TargetModel
 
 
+def _lock_fix(uses: list[Use]) -> str:
+    """The fix for a tile out of locks, naming what takes most of them: barriers (a lock each
+    on every core that waits for one) or fifos (two a buffer ring)."""
+    barriers = sum(x.amount for x in uses if x.label.startswith("barrier "))
+    rest = TileUsage.total(uses) - barriers
+    fifos = "use fewer fifos on this tile or move one elsewhere"
+    if not barriers:
+        return fifos
+    said = (f"use fewer barriers here ({barriers} of its locks are barriers', one each: "
+            "one barrier can gate several waits, set to successive values)")
+    return said + (f", or {fifos}" if rest else "") if barriers >= rest else \
+        f"{fifos}, or use fewer barriers ({barriers} of its locks are barriers')"
+
+
 def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                 repeats: dict[str, int],
                 spill_fix: Callable[[Coord], str | None] = lambda tile: None,
@@ -66,7 +80,7 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
             _over(u, f"DMA {direction} channels", str(limit), str(len(uses)), uses, move)
     if TileUsage.total(u.locks) > lim.locks:
         _over(u, "locks", str(lim.locks), str(TileUsage.total(u.locks)), u.locks,
-              "use fewer fifos on this tile or move one elsewhere")
+              _lock_fix(u.locks))
     repeated = sorted({x.fifo for x in u.bds if x.fifo in repeats})
     # each BD of a repeated fifo's sender is chained `repeat` times (mlir-aie 1e400306)
 
