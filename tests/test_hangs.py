@@ -952,7 +952,9 @@ def test_a_wait_that_retires_no_fill_overflows_the_task_queue(
         "  hang_sync_retires_no_fill.py:29: rt.fill 4\n"
         "  fix: a sync retires what it waits for (drains, and fills given wait=True), what the "
         "same channel did before, and the fills the waited drains needed: give every fourth of "
-        "these fills wait=True and rt.sync() after it, or move more data per transfer")
+        "these fills wait=True and rt.sync() after it, with every fill and drain the waited "
+        "fill's data needs to get through (the other inputs, the drains making room for it) "
+        "issued before that sync, or move more data per transfer")
     # waiting for the fourth fill of a would not do here: it cannot finish before the core
     # has b's second element, filled after the sync (the simulator says so, naming the fill)
     src = Path("hang_sync_retires_no_fill.py").read_text()

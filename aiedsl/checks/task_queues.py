@@ -25,9 +25,12 @@ def queue_fix(op: str) -> str:
     if op == "fill":
         return ("a sync retires what it waits for (drains, and fills given wait=True), what the "
                 "same channel did before, and the fills the waited drains needed: give every "
-                "fourth of these fills wait=True and rt.sync() after it, or move more data per "
+                "fourth of these fills wait=True and rt.sync() after it, with every fill and "
+                "drain the waited fill's data needs to get through (the other inputs, the "
+                "drains making room for it) issued before that sync, or move more data per "
                 "transfer")
-    return "rt.sync() after every fourth drain, or move more data per transfer"
+    return ("rt.sync() after every fourth drain, with the fills those drains need issued "
+            "before it, or move more data per transfer")
 
 
 def check_task_queues(d: Design, target: TargetModel,
