@@ -353,6 +353,17 @@ def test_simulate_takes_its_flags_as_bools_as_run_does(
     assert aiedsl.simulate(handle, check=np.bool_(False), compute=np.True_).checks == []
 
 
+@pytest.mark.parametrize("options", [{"check": False}, {"compute": False}])
+def test_a_run_whose_outputs_nobody_compared_has_not_passed(
+        in_root: Path, options: dict[str, bool]) -> None:
+    """passed was True with nothing compared, and a sweep keeping the runs that passed kept
+    compute=False's, whose outputs are NaN (a tester); a compared run passes as before."""
+    handle = aiedsl.load_design("designs/passthrough.py")
+    unchecked = aiedsl.simulate(handle, **options)
+    assert (unchecked.checks, unchecked.passed) == ([], False)
+    assert aiedsl.simulate(handle).passed
+
+
 @pytest.mark.parametrize("option, fix", [
     ("write", "give write=True to write the build directory, False to check and place only"),
     ("compile", "give compile=True to compile with Peano and aiecc, False not to"),

@@ -60,9 +60,10 @@ class SimResult:
 
     @property
     def passed(self) -> bool:
-        """Every output compared matches the reference. With nothing compared (``check=False``
-        leaves :attr:`checks` empty) nothing failed, so it is True: look at ``checks``."""
-        return all(c.passed for c in self.checks)
+        """Outputs were compared with the reference and every one matches. False when nothing
+        was compared (``check=False``, or ``compute=False``, whose outputs mean nothing, leave
+        :attr:`checks` empty): a sweep keeping the runs that passed must not keep those."""
+        return bool(self.checks) and all(c.passed for c in self.checks)
 
     def __getstate__(self) -> dict[str, Any]:
         # pickled (a result a pool's worker returns): the machine, whose processes are
