@@ -1772,3 +1772,16 @@ def test_build_sh_is_executable_under_the_umask(tmp_path: Path,
         os.umask(old)
     assert stat.S_IMODE(os.stat(out / "build.sh").st_mode) == 0o700
     assert stat.S_IMODE(os.stat(out / "aie.mlir").st_mode) == 0o600
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permission bits")
+def test_a_rebuild_keeps_the_build_directorys_permissions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new tree is swapped in as a folder of its own: a private (0700) build directory came
+    back 0755, a shared setgid one lost its bit (a build-farm tester)."""
+    monkeypatch.chdir(tmp_path)
+    write(_gen(), "p")
+    for mode in (0o700, 0o2750):
+        (tmp_path / "p").chmod(mode)
+        write(_gen(8192 if mode == 0o700 else 4096), "p")
+        assert stat.S_IMODE((tmp_path / "p").stat().st_mode) == mode

@@ -22,6 +22,7 @@ import errno
 import functools
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -101,10 +102,12 @@ def _copy(src: Path, dst: Path) -> None:
 
 def _swap(new: Path, out: Path) -> None:
     """Put ``new`` at ``out`` in one step; the old build (if any) ends up inside the staging
-    folder, which the caller removes."""
+    folder, which the caller removes. ``new`` first takes the old build directory's group and
+    permissions: a rebuild keeps a private (0700) or a shared (setgid group) folder as it was."""
     if not os.path.lexists(out):
         os.rename(new, out)
         return
+    _keep_mode(out, new)
     if _exchange(new, out):
         return
     # No renameat2 (not Linux, old glibc, or a file system without RENAME_EXCHANGE): two
@@ -113,6 +116,28 @@ def _swap(new: Path, out: Path) -> None:
     # folder, and the next build puts it back (_remove_leftover).
     os.rename(out, new.parent / OLD)
     os.rename(new, out)
+
+
+def _keep_mode(old: Path, new: Path) -> None:
+    """Give folder ``new`` the group and permission bits of folder ``old`` (its setgid bit
+    too), as far as this user may (a group it is not in stays the new folder's own), the
+    owner's read, write and search bits always."""
+    try:
+        st = os.lstat(old)
+    except OSError:
+        return
+    if not stat.S_ISDIR(st.st_mode):
+        return
+    try:
+        if hasattr(os, "chown") and os.stat(new).st_gid != st.st_gid:
+            os.chown(new, -1, st.st_gid)  # before chmod: a chown may clear the setgid bit
+    except OSError:
+        pass
+    try:
+        # the owner's own bits stay: the build goes on writing into it (what it carries back)
+        os.chmod(new, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
+    except OSError:
+        pass
 
 
 def _exchange(a: Path, b: Path) -> bool:
