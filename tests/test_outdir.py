@@ -147,13 +147,16 @@ def test_a_generated_file_edited_by_hand_makes_the_next_build_refuse_naming_it(
 
 def test_a_file_a_command_rewrites_in_a_build_is_not_taken_for_an_edit(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """map.svg is the build's, and ``aiedsl map -o`` writes it again: its digest goes with it,
-    so the next build does not refuse it."""
+    """map.svg is the build's, and ``aiedsl map -o`` writes it again: its digest is what that
+    wrote, so the next build does not refuse it (and would refuse an edit after it)."""
+    import hashlib
+
     monkeypatch.chdir(tmp_path)
     out = write(_gen(), "p")
     assert "map.svg" in read_marker(out)["digests"]
     main(["map", str(PASSTHROUGH), "-o", "p/map.svg"])
-    assert "map.svg" not in read_marker(out)["digests"]
+    assert read_marker(out)["digests"]["map.svg"] == hashlib.sha256(
+        (out / "map.svg").read_bytes()).hexdigest()
     write(_gen(8192), "p")
     _assert_whole(out, _build_of(_gen(8192)))
 
@@ -1785,3 +1788,23 @@ def test_a_rebuild_keeps_the_build_directorys_permissions(
         (tmp_path / "p").chmod(mode)
         write(_gen(8192 if mode == 0o700 else 4096), "p")
         assert stat.S_IMODE((tmp_path / "p").stat().st_mode) == mode
+
+
+def test_a_compile_log_edited_by_hand_is_refused_as_a_generated_file_is(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What --compile leaves (its logs, manifest.json) had no digest, so a rebuild deleted an
+    edit of it without a word (a build-farm tester); what build.sh writes when run by hand
+    (aie.xclbin, insts.bin, the objects) stays unrecorded, as build.sh rewrites it."""
+    _fake_tools(tmp_path / "tools", monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    aiedsl.build(PASSTHROUGH, output="out", compile=True)
+    digests = read_marker(tmp_path / "out")["digests"]
+    assert {"manifest.json", "logs/aiecc.log"} <= set(digests)
+    assert not {"aie.xclbin", "insts.bin"} & set(digests)
+    (tmp_path / "out" / "logs" / "aiecc.log").write_text("my notes\n")
+    with pytest.raises(DesignError) as e:
+        write(_gen(8192), "out")
+    assert str(e.value).splitlines()[:2] == [
+        "error [output directory]: out holds 1 file aiedsl wrote that was edited since, and a "
+        "build replaces the whole directory: the edit would be lost",
+        "  found: logs/aiecc.log"]

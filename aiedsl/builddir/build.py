@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from aiedsl.builddir.lock import NEW, OLD, WORK, claim, share, warn
 from aiedsl.builddir.removal import remove_build, remove_marked
 from aiedsl.builddir.marker import (
-    digest, entries, owned_in, read_marker, relist, write_marker,
+    digest, digests_of, entries, owned_in, read_marker, relist, write_marker,
 )
 from aiedsl.builddir.refuse import (
     OlderBuild, _refuse_edited, _refuse_foreign, _refuse_other_build, check_output_dir,
@@ -95,6 +95,10 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                 # First, what is to be written: a killed build's staged build is known for
                 # aiedsl's by its marker (lock.check_staging), whatever it got to write.
                 digests = {rel: digest(encoded(text)) for rel, text in files.items()}
+                # what is carried over (a compile's outputs, checked unedited just above)
+                # keeps the digest it had
+                digests.update({rel: d for rel, d in digests_of(read_marker(out)).items()
+                                if rel in carried and rel not in digests})
                 write_marker(new, design, [*files, *_folders_of(files), *carried], staging,
                              script_outputs, digests)
                 for rel, text in files.items():

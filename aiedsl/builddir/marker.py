@@ -237,9 +237,27 @@ def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
         now = entries(folder)
     except OSError:  # the directory went away meanwhile: nothing to list
         return
+    script = marker.get("script_outputs", [])
+    kept = {rel: d for rel, d in digests_of(marker).items() if not new(rel)}
+    # what arrived is recorded as it is now, so that a later edit by hand is refused as any
+    # generated file's is; not what build.sh run by hand rewrites (its outputs are its own)
+    for rel in now:
+        if new(rel) and not rel.endswith("/") and not _script_output(rel, script):
+            path = folder / rel
+            try:
+                if path.is_file() and not path.is_symlink():
+                    kept[rel] = digest(path.read_bytes())
+            except OSError:
+                continue
     write_marker(folder, str(marker.get("design", "")), [e for e in now if ours(e) or new(e)],
-                 tmp_dir, marker.get("script_outputs", []),
-                 {rel: d for rel, d in digests_of(marker).items() if not new(rel)})
+                 tmp_dir, script, kept)
+
+
+def _script_output(rel: str, script: object) -> bool:
+    """Is ``rel`` something ``build.sh`` writes (a ``script_outputs`` entry, or inside one of
+    its folders)?"""
+    listed = [s for s in script if isinstance(s, str)] if isinstance(script, list) else []
+    return any(rel == s or (s.endswith("/") and rel.startswith(s)) for s in listed)
 
 
 def digest(data: bytes) -> str:
