@@ -149,8 +149,8 @@ def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[
         # a misspelt name (-D TILES, -D n): the define it likely meant, at its line
         near = {n: _closest(n, used) for n in unused}
         meant = [(n, m) for n, m in near.items() if m is not None]
-        lines = define_lines or {}
-        at = lines.get(meant[0][1]) if meant else None
+        define_at = define_lines or {}
+        at = define_at.get(meant[0][1]) if meant else None
         return DesignError(
             "define", said, loc=caller or at or _line_of(path, shown, 1),
             found=", ".join(unused),
