@@ -691,6 +691,67 @@ def test_the_host_kernel_cache_keeps_the_most_recently_used(tmp_path: Path) -> N
         (tmp_path / name).touch()
     assert prune_host_kernels(tmp_path, keep=1) == 0
     assert prune_host_kernels(tmp_path / "none", keep=4) == 0
+    # a library's record of the headers it read goes with it, and only then
+    for name in names[:2]:
+        (tmp_path / name.replace(".so", ".deps")).write_text("{}")
+    os.utime(tmp_path / names[1], (1_000_000, 1_000_000))
+    assert prune_host_kernels(tmp_path, keep=1) == 2  # names[1], unused, and its record
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [names[0], names[0].replace(".so", ".deps"), names[2], names[3], "mine.so",
+         f"{7:024x}.99-1.tmp"])
+
+
+@pytest.mark.skipif(shutil.which("g++", path="/usr/bin:/bin") is None, reason="needs g++")
+def test_a_header_the_key_does_not_cover_builds_the_kernel_again_when_edited(
+        tmp_path: Path) -> None:
+    """An #include by absolute path (or one a macro computes) is in no cache key: after the
+    header was edited, sim --kernels native ran the old build and said PASS, where an empty
+    cache said FAIL (a build-farm tester). Each build records the headers it read."""
+    header = tmp_path / "inc.h"
+    header.write_text("#define K 1\n")
+    (tmp_path / "k.cc").write_text(
+        f"#include <{header}>\n#include <cstdint>\n"
+        "void addk(const int32_t *a, int32_t *c) { for (int i = 0; i < 256; i++) "
+        "c[i] = a[i] + K; }\n")
+    (tmp_path / "d.py").write_text(ADD_ONE)
+    cache = tmp_path / "cache"
+    first = _cli("sim", "d.py", "--kernels", "native", cwd=tmp_path, XDG_CACHE_HOME=str(cache))
+    assert first.returncode == 0, first.stderr
+    header.write_text("#define K 2\n")
+    again = _cli("sim", "d.py", "--kernels", "native", cwd=tmp_path, XDG_CACHE_HOME=str(cache))
+    assert again.returncode == 1
+    assert "FAIL y: worst element [0] got" in again.stdout
+
+
+ADD_ONE = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare
+
+def ref(a, c):
+    c[...] = a + 1
+
+@design(device="npu1_1col")
+def d(x: Tensor[1024, i32], y: Tensor[1024, i32]):
+    a = fifo(Tensor[256, i32])
+    c = fifo(Tensor[256, i32])
+    k = declare("addk_256", source="k.cc", entry="addk",
+                args=[buffer("a", Tensor[256, i32]), buffer("c", Tensor[256, i32], "out")],
+                reference=ref, cycles=100, cost="x", exact=True)
+
+    @herd()
+    def core():
+        for _ in loop(4):
+            with a.consume() as s, c.produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(a, x)
+        rt.drain(c, y)
+
+@d.reference
+def reference(x):
+    return x + 1
+'''
 
 
 @pytest.mark.skipif(shutil.which("g++", path="/usr/bin:/bin") is None, reason="needs g++")

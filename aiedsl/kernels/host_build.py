@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -73,17 +74,21 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     arch = arch_of(aie_arch)
     flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
              *(arch_define_words(arch) if arch is not None else []), *kt.flags]
-    key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx)).hexdigest()[:24]
+    key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx
+                                 + _compiler_identity(cxx))).hexdigest()[:24]
     cached = cache_dir("host-kernels") / f"{key}.so"
     folder = library_folder()
     out = folder / f"{key}.so"
-    if out.is_file() and trusted(out):  # (one another user could have written is built again)
+    if out.is_file() and trusted(out) and _headers_hold(out):
+        # (one another user could have written, or whose headers changed, is built again)
         try:  # used now: the last the pruning deletes
             os.utime(out)
         except OSError:  # (a cache another user's)
             pass
         return out
-    if out != cached and cached.is_file() and trusted(cached) and private(cached.parent):
+    if out != cached and cached.is_file() and trusted(cached) and private(cached.parent) \
+            and _headers_hold(cached):
+        shutil.copyfile(cached.with_suffix(DEPS_SUFFIX), out.with_suffix(DEPS_SUFFIX))
         shutil.copyfile(cached, out)  # a read-only cache's build: loaded from a copy
         return out
     with tempfile.TemporaryDirectory() as tmp:
@@ -91,9 +96,14 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         src = Path(tmp) / name
         src.write_bytes(encoded(kt.text))  # the source's own bytes, UTF-8 or not
         lib = Path(tmp) / "k.so"
-        r = _compile(cxx, flags, src, lib)
+        deps = Path(tmp) / "k.d"
+        # the headers it reads beyond aiedsl's own, recorded with the library: an absolute or
+        # a macro-computed #include is in no key, and a cached build of an edited header
+        # computed what it no longer does (a tester)
+        listed = ["-MMD", "-MF", str(deps)]
+        r = _compile(cxx, [*flags, *listed], src, lib)
         if r.returncode != 0 and _NO_UNIQUE in r.stderr:  # clang: it has no such symbols
-            r = _compile(cxx, [f for f in flags if f != _NO_UNIQUE], src, lib)
+            r = _compile(cxx, [*(f for f in flags if f != _NO_UNIQUE), *listed], src, lib)
         if r.returncode != 0:
             stderr = kt.map_output(r.stderr, name)
             message, fix = explain(stderr, kt.label, HOST_INCLUDE / "aie_api" / "aie.hpp",
@@ -129,11 +139,76 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         # library (native simulations in a thread pool, the header changed) shared one name,
         # and the second's rename found the first had taken it
         tmp_out = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
+        tmp_deps = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.deps.tmp")
+        tmp_deps.write_text(json.dumps(_header_digests(deps, src), sort_keys=True))
+        tmp_deps.replace(out.with_suffix(DEPS_SUFFIX))  # before the library: a hit sees both
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
     if out == cached:
         prune_host_kernels(out.parent)
     return out
+
+
+DEPS_SUFFIX = ".deps"
+"""Beside each cached library ``<key>.so``, ``<key>.deps``: the headers its build read that the
+key does not cover (all but aiedsl's own host header), each with its SHA-256, as JSON."""
+INCLUDE_ENV = ("CPATH", "CPLUS_INCLUDE_PATH", "C_INCLUDE_PATH")
+"""Environment variables that add folders to the compiler's include path."""
+
+
+def _compiler_identity(cxx: str) -> str:
+    """What tells one compiler install from another at the same path (an upgrade in place),
+    and the include path the environment adds: part of a library's key."""
+    try:
+        real = os.path.realpath(cxx)
+        st = os.stat(real)
+        ident = f"{real} {st.st_size} {st.st_mtime_ns}"
+    except OSError:
+        ident = cxx
+    return ident + "".join(f" {v}={os.environ.get(v, '')}" for v in INCLUDE_ENV)
+
+
+def _header_digests(deps: Path, src: Path) -> dict[str, str]:
+    """The headers a build's ``-MMD`` file lists, but the source and aiedsl's host header, by
+    absolute path, each with its SHA-256."""
+    try:
+        text = deps.read_text(errors="surrogateescape").replace("\\\n", " ")
+    except OSError:
+        return {}
+    words = re.findall(r"(?:\\.|[^\s\\])+", text.partition(": ")[2])
+    ours = os.path.realpath(HOST_INCLUDE)
+    out: dict[str, str] = {}
+    for word in words:
+        path = os.path.abspath(re.sub(r"\\(.)", r"\1", word))
+        if path == os.path.abspath(src) or os.path.realpath(path).startswith(ours + os.sep):
+            continue
+        try:
+            out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        except OSError:
+            continue
+    return out
+
+
+def _headers_hold(lib: Path) -> bool:
+    """Do the headers recorded beside library ``lib`` (:data:`DEPS_SUFFIX`) still hold what
+    its build read? False without a record of this user's (a library built before records were
+    kept is built again)."""
+    side = lib.with_suffix(DEPS_SUFFIX)
+    try:
+        if not trusted(side):
+            return False
+        recorded = json.loads(side.read_text())
+    except (OSError, ValueError):
+        return False
+    if not isinstance(recorded, dict):
+        return False
+    for path, want in recorded.items():
+        try:
+            if hashlib.sha256(Path(path).read_bytes()).hexdigest() != want:
+                return False
+        except (OSError, TypeError):
+            return False
+    return True
 
 
 def library_folder() -> Path:
@@ -170,6 +245,7 @@ PRUNE_AGE = 3600.0
 many there are: a simulation still running loads each core's copy at its first call, perhaps
 long after its build was found in the cache."""
 _CACHED = re.compile(r"[0-9a-f]{24}\.so")
+_DEPS = re.compile(r"[0-9a-f]{24}\.deps")
 _LEFTOVER = re.compile(r"\.?[0-9a-f]{24}\..*\.(?:tmp|so)")
 """A build's copy on its way into the cache (``<key>.<pid>-<thread>.tmp``), left by a killed
 process, and a core's loaded copy of a library (``.<key>.<...>.so``), left where it could not
@@ -191,6 +267,12 @@ def prune_host_kernels(folder: Path, keep: int = HOST_KERNELS_KEPT,
     libraries = sorted(((t, p) for t, n, p in entries if _CACHED.fullmatch(n)), reverse=True)
     gone = [p for t, p in libraries[keep:] if t < old]
     gone += [p for t, n, p in entries if _LEFTOVER.fullmatch(n) and t < old]
+    # a library's header record goes with it (or, left without one, once unused for `age`)
+    kept = {os.path.basename(p) for _, p in libraries} - {os.path.basename(p) for p in gone}
+    gone += [p for t, n, p in entries if _DEPS.fullmatch(n)
+             and n.removesuffix(DEPS_SUFFIX) + ".so" not in kept
+             and (t < old or os.path.join(os.path.dirname(p), n.removesuffix(DEPS_SUFFIX)
+                                          + ".so") in gone)]
     deleted = 0
     for path in gone:
         try:
