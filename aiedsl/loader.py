@@ -176,6 +176,11 @@ def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[
         + (f" (the design defines: {', '.join(used)})" if used else ""))
 
 
+def _bytes_text(name: str) -> str:
+    r"""A file name that is not UTF-8 as its bytes: ``p\xff.py``."""
+    return repr(os.fsencode(name))[2:-1]
+
+
 def _closest(name: str, names: list[str]) -> str | None:
     """The one of ``names`` that ``name`` most likely misspells (another case, a letter off),
     or None.
@@ -289,6 +294,15 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
                           limit="a design file ends in .py",
                           fix="give the .py file that defines the @design (a kernel's C++ is "
                           "tested with `aiedsl kernel test FILE.cc`)")
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:  # bytes no encoding names: the design's lines could not be
+        raise DesignError(       # written into design.json or the MLIR's locations
+            "design file", f"the name of {_bytes_text(shown)} is not UTF-8",
+            found=_bytes_text(shown),
+            loc=caller, limit="a design file's path, as aiedsl shows it, in UTF-8: every line "
+            "of the design is named by it in design.json and the MLIR",
+            fix="rename the file (or the folders on the way to it) in UTF-8") from None
     ctx = LoadContext(overrides=overrides, device=device, file=shown, caller=caller)
     scope = _run(path, shown, ctx)
     designs = {v.name: v for v in scope.values() if isinstance(v, DesignHandle)}

@@ -48,15 +48,16 @@ def comment_text(value: object) -> str:
 
 def mlir_string(value: object) -> str:
     r"""``value`` as the inside of an MLIR string literal: ``"`` and ``\`` escaped, anything
-    but printable ASCII as ``\XX`` hex bytes (MLIR's string escapes).
+    but printable ASCII as ``\XX`` hex bytes (MLIR's string escapes); a file name's bytes that
+    are not UTF-8 (Python's surrogate escapes) as the bytes they are.
 
-    >>> mlir_string('a"b\nc')
-    'a\\22b\\0Ac'
+    >>> mlir_string('a"b\nc'), mlir_string("p\udcff.py")
+    ('a\\22b\\0Ac', 'p\\FF.py')
     """
     out: list[str] = []
     for c in str(value):
         if c in '"\\' or not (c.isascii() and c.isprintable()):
-            out.extend(f"\\{b:02X}" for b in c.encode("utf-8"))
+            out.extend(f"\\{b:02X}" for b in c.encode("utf-8", "surrogateescape"))
         else:
             out.append(c)
     return "".join(out)

@@ -7,6 +7,8 @@ of the moment they were recorded; :attr:`~aiedsl.ir.loc.Loc.path` is the file to
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -217,3 +219,18 @@ def test_a_symlinked_design_says_where_its_kernel_source_was_looked_for(linked: 
         "sl/dbl.py:16: error [kernel source]: kernel 'double_i32_1024' names double.cc, found "
         "neither beside sl/dbl.py (in proj/designs) nor in aiedsl's "
         "kernels_cpp/")
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS file systems refuse such names")
+def test_a_design_file_whose_name_is_not_utf8_is_refused_naming_its_bytes(
+        tmp_path: Path) -> None:
+    """A file named p\\xff.py passed check and sim, and crashed build (exit 70: its name could
+    not be written into design.json): it is refused at load, its bytes shown (a tester)."""
+    name = os.fsdecode(b"p\xff.py")
+    (tmp_path / name).write_text(
+        (Path(__file__).resolve().parent.parent / "designs" / "passthrough.py").read_text())
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "build", name, "-o", "out"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert (r.returncode, r.stderr.splitlines()[0]) == (
+        2, "error [design file]: the name of p\\xff.py is not UTF-8")
+    assert not (tmp_path / "out").exists()
