@@ -1808,3 +1808,16 @@ def test_a_compile_log_edited_by_hand_is_refused_as_a_generated_file_is(
         "error [output directory]: out holds 1 file aiedsl wrote that was edited since, and a "
         "build replaces the whole directory: the edit would be lost",
         "  found: logs/aiecc.log"]
+
+
+def test_a_link_to_nothing_as_the_output_directory_is_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """-o through a dangling symlink built at its target, making the folders on the way there
+    (a build-farm tester); --stats and --trace refused such a link already."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "deep")
+    assert _main("build", str(PASSTHROUGH), "-o", "dangling") == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        f"error [output directory]: dangling is a symbolic link to {tmp_path}/nowhere/deep, "
+        "which does not exist, and aiedsl did not make it")
+    assert sorted(os.listdir(tmp_path)) == ["dangling"]

@@ -47,6 +47,14 @@ def check_output_dir(out_dir: str | Path, design: str, older_build: OlderBuild |
     None: nothing is) tells a build of an aiedsl older than the marker, whose refusal says to
     delete it."""
     shown = Path(out_dir)
+    if os.path.islink(shown) and not os.path.exists(shown):
+        # as --stats and --trace refuse one: building through it would make folders wherever
+        # it points (a link into another tree, a stale one in a checkout)
+        raise DesignError(
+            "output directory", f"{printable(shown)} is a symbolic link to "
+            f"{printable(os.readlink(shown))}, which does not exist, and aiedsl did not make it",
+            fix=f"choose another directory with -o, or make the folder the link names, or "
+            f"remove the link {printable(shown)}")
     real = Path(os.path.realpath(shown))
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
