@@ -47,7 +47,8 @@ def check_output_dir(out_dir: str | Path, design: str, older_build: OlderBuild |
     None: nothing is) tells a build of an aiedsl older than the marker, whose refusal says to
     delete it."""
     shown = Path(out_dir)
-    if os.path.islink(shown) and not os.path.exists(shown):
+    if os.path.islink(shown) and not os.path.exists(shown) \
+            and not os.path.islink(os.path.realpath(shown)):  # (a loop: said below)
         # as --stats and --trace refuse one: building through it would make folders wherever
         # it points (a link into another tree, a stale one in a checkout)
         raise DesignError(
