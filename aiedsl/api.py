@@ -335,7 +335,7 @@ def building(design: str | Path | DesignHandle, *, defines: dict[str, Any] | Non
             if respelled:
                 syntax = NEWER
             gen = Generated(gen.design, gen.usage, {**gen.files, **lowering.files}, gen.hang)
-    before = built_from(out)
+    before = built_from(out, gen.design.name)
     with writing(gen, out) as path:
         settle(path, lowering)
         if lowering is not None and lowering.error is not None:

@@ -140,15 +140,16 @@ def writing(gen: Generated, out_dir: str | Path) -> Iterator[Path]:
         yield path
 
 
-def built_from(out: Path) -> str:
-    """The design file (as its ``design.json`` names it) of the build ``out`` holds, "" when
-    it holds none that says."""
+def built_from(out: Path, design: str) -> str:
+    """The design file (as its ``design.json`` names it) of the build of design ``design``
+    that ``out`` holds, "" when it holds none that says (or another design's build)."""
     try:
-        loc = json.loads((out / "design.json").read_text()).get("loc", {})
+        held = json.loads((out / "design.json").read_text())
+        loc = held.get("loc", {})
     except (OSError, ValueError, AttributeError):
         return ""
     name = loc.get("file") if isinstance(loc, dict) else None
-    return name if isinstance(name, str) else ""
+    return name if isinstance(name, str) and held.get("name") == design else ""
 
 
 def holds_only_a_build(folder: Path) -> bool:

@@ -1821,3 +1821,19 @@ def test_a_link_to_nothing_as_the_output_directory_is_refused(
         f"error [output directory]: dangling is a symbolic link to {tmp_path}/nowhere/deep, "
         "which does not exist, and aiedsl did not make it")
     assert sorted(os.listdir(tmp_path)) == ["dangling"]
+
+
+def test_a_mount_point_as_the_output_directory_is_refused_with_a_folder_inside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    """-o /out, a container's bind mount, failed with "Device or resource busy" and a fix that
+    did not apply (a build-farm tester): the swap renames the folder, which a mount refuses."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mnt").mkdir()
+    real = os.path.ismount
+    monkeypatch.setattr(os.path, "ismount", lambda p: str(p) == str(tmp_path / "mnt") or real(p))
+    assert _main("build", str(PASSTHROUGH), "-o", "mnt") == 2
+    assert capsys.readouterr().err == (
+        "error [output directory]: cannot build into mnt: it is a mount point, and a build "
+        "replaces its output directory whole, by renaming it, which a mount point refuses\n"
+        "  fix: build into a folder inside it, e.g. -o mnt/passthrough\n")
+    assert os.listdir(tmp_path / "mnt") == []

@@ -57,6 +57,11 @@ def check_output_dir(out_dir: str | Path, design: str, older_build: OlderBuild |
             fix=f"choose another directory with -o, or make the folder the link names, or "
             f"remove the link {printable(shown)}")
     real = Path(os.path.realpath(shown))
+    if os.path.ismount(real):  # (a bind-mounted output folder, as container jobs use)
+        raise DesignError(
+            "output directory", f"cannot build into {printable(shown)}: it is a mount point, and "
+            "a build replaces its output directory whole, by renaming it, which a mount point "
+            "refuses", fix=f"build into a folder inside it, e.g. -o {printable(shown / design)}")
     _refuse_working_dir(real, shown, design)
     with os_errors(shown, rule="output directory", option="-o", verb="read"):
         _refuse_foreign(real, shown, older_build=older_build)

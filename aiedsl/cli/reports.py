@@ -132,7 +132,7 @@ def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: 
     for line in lines:
         say(line)
     if trace:
-        say(f"trace: {trace} (open in https://ui.perfetto.dev)")
+        say(f"trace: {printable(trace)} (open in https://ui.perfetto.dev)")
     if stats:
         from aiedsl.cli.run_stats import run_stats, write_stats
 
@@ -140,7 +140,7 @@ def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: 
             "reference" if native is not None else "native"
         write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed,
                               kernels=kernels), stats)
-        say(f"stats: {stats}")
+        say(f"stats: {printable(stats)}")
     if not result.passed:
         raise typer.Exit(1)
 
