@@ -51,7 +51,23 @@ def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> No
             found=str(len(uses)) + (f" (the first {len(shown)} below, and {left} more)"
                                     if left else ""),
             related=[(x.label, x.loc) for x in shown],
-            fix=fewer + _wider(target, field_, len(uses)))
+            fix=fewer + (_wider(target, field_, len(uses)) if not _core_over(table, target)
+                         else _core_over(table, target)))
+
+
+def _core_over(table: dict[Coord, TileUsage], target: TargetModel) -> str:
+    """When a core tile needs more DMA channels of a direction than a core has, which no
+    device gives it: the clause saying so (the fix then offers no wider device); else ""."""
+    for u in table.values():
+        if u.kind != "core":
+            continue
+        for direction, uses, limit in (("input", u.dma_in, target.core.dma_in),
+                                       ("output", u.dma_out, target.core.dma_out)):
+            if len(uses) > limit:
+                return (f"; a device with more columns would not do: the core at {u.tile} also "
+                        f"needs {len(uses)} DMA {direction} channels, and every core has "
+                        f"{limit}")
+    return ""
 
 
 def _numbered(name: str) -> tuple[tuple[int, str], ...]:
