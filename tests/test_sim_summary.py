@@ -178,7 +178,7 @@ def test_a_gemm_size_that_does_not_divide_says_each_unit_once(in_root: Path) -> 
     with pytest.raises(DesignError) as e:
         load_design("designs/gemm_bf16.py", {"K_MT": "192"})
     assert e.value.message == ("K=512 is not a multiple of the staged K run = 192: the herd "
-                               "would leave part of C uncomputed")
+                               "would leave part of each element's sum over K undone")
 
 
 PASS_MD = '''

@@ -316,7 +316,8 @@ def gemm_runtime(rt: RuntimeBuilder, a: Channel | Sequence[ObjectFifo],
                        f"{k_run} that {'do' if len(closest) > 1 else 'does'})")
             raise DesignError(
                 "gemm runtime", f"{what}={size} is not a multiple of {unit}: the "
-                f"herd would leave part of C uncomputed", loc=loc,
+                + ("herd would leave part of C uncomputed" if what != "K" else
+                   "herd would leave part of each element's sum over K undone"), loc=loc,
                 limit=f"{what} a multiple of {step_}", found=f"{size} = {size // step_} x "
                 f"{step_} + {size % step_}", fix=fix)
     row_groups = M // (m * rows)
