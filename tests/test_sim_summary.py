@@ -174,7 +174,7 @@ def test_a_gemm_size_that_does_not_divide_says_each_unit_once(in_root: Path) -> 
         load_design("designs/gemm_bf16.py", {"M": "768", "K": "768", "N": "768", "m": "96",
                                              "k": "56", "n": "96"})
     assert e.value.message == ("K=768 is not a multiple of k = 56: the herd would leave part of "
-                               "C uncomputed")
+                               "each element's sum over K undone")
     with pytest.raises(DesignError) as e:
         load_design("designs/gemm_bf16.py", {"K_MT": "192"})
     assert e.value.message == ("K=512 is not a multiple of the staged K run = 192: the herd "
