@@ -197,10 +197,9 @@ def test_npu2_takes_a_64_byte_boundary_for_its_512_bit_vectors(
         "(0, 2) starts at 0x01420, not on a 64-byte boundary\n"
         "  limit: a multiple of 64 bytes: mlir-aie's address pass aligns no buffer "
         "(AIEAssignBuffers: \"Fixme: alignment\"), while the kernels' vector loads and stores "
-        "take a 64-byte boundary for a 512-bit vector on aie2p, though its load/store bus is "
-        "256 bits (the core drops the low address bits; mlir-aie's core code assumes it too: "
-        "memref.assume_alignment), and a scalar load its element's, so the kernel reads other "
-        "elements\n"
+        "take a 64-byte boundary for a 512-bit vector on aie2p (a 32-byte one tears them; "
+        "mlir-aie aligns such buffers so there since 2026), and a scalar load its element's, so "
+        "the kernel reads other elements\n"
         "  found: 0x01420 = 80 x 64 + 32\n"
         "  fix: make the buffers before it in bank 0, 'fa_cons_buff_0' (4128 B), a multiple of "
         "64 bytes (pad their element types)")

@@ -50,9 +50,8 @@ def check_alignment(d: Design, target: TargetModel) -> None:
             f"{b.address % need}",
             limit=f"a multiple of {need} bytes: mlir-aie's address pass aligns no buffer "
             "(AIEAssignBuffers: \"Fixme: alignment\"), while the kernels' vector loads and "
-            f"stores take {_vector_words(target, need)} (the core drops the low address bits; "
-            "mlir-aie's core code assumes it too: memref.assume_alignment), and a scalar load "
-            "its element's, so the kernel reads other elements", fix=fix)
+            f"stores take {_vector_words(target, need)}, and a scalar load its element's, so "
+            "the kernel reads other elements", fix=fix)
 
 
 def needed_alignment(target: TargetModel, nbytes: int, element: int) -> int:
@@ -75,9 +74,11 @@ def needed_alignment(target: TargetModel, nbytes: int, element: int) -> int:
 def _vector_words(target: TargetModel, need: int) -> str:
     """How the limit names the vector access that takes ``need`` bytes' alignment."""
     if need > target.core_buffer_align:
-        return (f"a {need}-byte boundary for a {need * 8}-bit vector on {target.arch}, though "
-                f"its load/store bus is {target.core_buffer_align * 8} bits")
-    return f"a {target.core_buffer_align}-byte boundary"
+        return (f"a {need}-byte boundary for a {need * 8}-bit vector on {target.arch} (a "
+                f"{target.core_buffer_align}-byte one tears them; mlir-aie aligns such buffers "
+                "so there since 2026)")
+    return (f"a {target.core_buffer_align}-byte boundary (the core drops the low address bits; "
+            "mlir-aie's core code assumes it too: memref.assume_alignment)")
 
 
 def _element_bytes(d: Design, b: BufferAlloc) -> int | None:

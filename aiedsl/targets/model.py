@@ -188,9 +188,9 @@ class TargetModel(BaseModel):
     core_vector_align: int = 32
     """Bytes a core buffer that can hold the core's widest vector must be aligned to: that
     vector's width (mlir-aie ``AIETargetModel::getComputeTileMaxVectorAlignBits`` / 8, aie_api's
-    ``AIE_VECTOR_LDST_ALIGN``): 32 on AIE2, the load/store bus; 64 on AIE2P, whose 512-bit
-    loads and stores are torn at a 32-byte boundary that is not a 64-byte one, though its bus
-    is 256 bits (mlir-aie's ``vector_alignment.mlir`` test, 2026)."""
+    ``AIE_VECTOR_LDST_ALIGN``): 32 on AIE2; 64 on AIE2P, whose 512-bit loads and stores are
+    torn at a 32-byte boundary that is not a 64-byte one (mlir-aie's
+    ``vector_alignment.mlir`` test, 2026)."""
     core_narrow_vector_bytes: int = 16
     """Bytes of a core's narrowest vector access (128 bits, AIE2's ``v16int8``/``v8bfloat16``
     loads): a buffer of fewer bytes is read by scalar loads alone, which need only their
