@@ -72,7 +72,9 @@ def _p(x: np.ndarray) -> ctypes.c_void_p:
 
 def _counts(lib: ctypes.CDLL, call) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
     """(vector MAC, vector ALU, MACs) the header counted for ``call()``."""
-    buf = (ctypes.c_uint64 * 6)()
+    from aiedsl.kernels.host_load import COUNTED
+
+    buf = (ctypes.c_uint64 * len(COUNTED))()  # as many as the header writes
     lib.aiedsl_profile(buf, 1)
     call()
     lib.aiedsl_profile(buf, 1)

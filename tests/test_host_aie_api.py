@@ -150,7 +150,7 @@ int main() {
   // store: checked, done and counted as load_v's and store_v's; a copy between locals is not
   for (int i = 0; i < 32; ++i) row[i] = i;
   aiedsl_buffers(&row_base, &row_bytes, 1);
-  uint64_t before[6], after[6];
+  uint64_t before[aiedsl_host::UNITS], after[aiedsl_host::UNITS];
   aiedsl_profile(before, 1);
   v8int32 through = *(v8int32 *)(row + 3);  // 12 bytes off: as the core, from row + 0
   v8int32 local = through;
@@ -896,7 +896,7 @@ template <unsigned N> aie::vector<int8_t, N> lanes() {
   for (unsigned i = 0; i < N; ++i) v[i] = int8_t(i);
   return v;
 }
-uint64_t counts[6];
+uint64_t counts[aiedsl_host::UNITS];
 void moved(const char *name) {
   aiedsl_profile(counts, 1);
   std::printf("%s: %llu\n", name, (unsigned long long)counts[2]);

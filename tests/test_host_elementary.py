@@ -462,7 +462,7 @@ COUNTS = r'''
 #include <cstdio>
 
 template <typename F> void count(const char *name, F f) {
-  uint64_t c[6];
+  uint64_t c[aiedsl_host::UNITS];
   aiedsl_profile(c, 1);
   f();
   aiedsl_profile(c, 1);

@@ -33,7 +33,7 @@ from aiedsl.kernels.host_build import (  # noqa: F401 (re-exported: importers fi
     CXX_FLAGS, HOST_INCLUDE, HostBuild, build_native, compile_host)
 from aiedsl.kernels.host_cascade import cascade_mismatch  # noqa: F401 (likewise)
 from aiedsl.kernels.host_load import (  # noqa: F401 (likewise)
-    COUNTED, RESET_MODES, load_copy, load_native)
+    COUNTED, RESET_MODES, WORK, load_copy, load_native)
 from aiedsl.kernels.text import KernelText
 
 

@@ -39,8 +39,12 @@ from aiedsl.kernels.text import KernelText
 RESET_MODES = (0, 0)
 """A core's rounding and saturation modes at reset, in ``aie::rounding_mode``'s and
 ``aie::saturation_mode``'s order: floor, none (keep the low bits)."""
-COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs")
-"""What the host header counts, in its order (``aiedsl_host::unit``)."""
+COUNTED = ("vector MAC", "vector ALU", "shuffle", "load bytes", "store bytes", "MACs",
+           "buffer load bytes", "buffer store bytes")
+"""What the host header counts, in its order (``aiedsl_host::unit``): the last two are the load
+and store bytes inside the call's buffers (a local array's are not)."""
+WORK = COUNTED[:6]
+"""Of :data:`COUNTED`, the units of work a profile shows per call."""
 
 _CTYPES = {"i8": ctypes.c_int8, "u8": ctypes.c_uint8, "i16": ctypes.c_int16,
            "u16": ctypes.c_uint16, "i32": ctypes.c_int32, "u32": ctypes.c_uint32,

@@ -28,7 +28,7 @@ import numpy as np
 from aiedsl.kernels.faults import FILLS, Stray, call_limit
 from aiedsl.kernels.cases import KernelCase, case_args
 from aiedsl.kernels.guarded import GuardedCall, in_child
-from aiedsl.kernels.host import COUNTED, native
+from aiedsl.kernels.host import COUNTED, WORK, native
 from aiedsl.kernels.host_notes import conversions_left_out, mmul_words
 from aiedsl.targets import TargetModel, get_target
 
@@ -76,12 +76,26 @@ class Profile:
     bfp16: tuple[tuple[int, int, int], ...] = ()
     """The bf16 ``aie::mmul`` shapes its C++ runs on npu2's bfp16 unit
     (:mod:`aiedsl.kernels.host_notes`), whose conversions the counts leave out."""
+    buffer_bytes: tuple[int, int] | None = None
+    """Of the counted load and store bytes, those inside the call's buffers (a vector moved to
+    or from a local array covers none of its inputs or outputs); None: all of them (a profile
+    made by hand)."""
+
+    @property
+    def buffer_loads(self) -> int:
+        """Bytes its counted vector loads read from its buffers."""
+        return self.counts["load bytes"] if self.buffer_bytes is None else self.buffer_bytes[0]
+
+    @property
+    def buffer_stores(self) -> int:
+        """Bytes its counted vector stores wrote into its buffers."""
+        return self.counts["store bytes"] if self.buffer_bytes is None else self.buffer_bytes[1]
 
     @property
     def unseen_writes(self) -> int:
         """Bytes the call changed in its output buffers beyond what its counted vector stores
         wrote: bytes scalar code wrote (``out[i] = ...``)."""
-        return max(0, self.written - self.counts["store bytes"])
+        return max(0, self.written - self.buffer_stores)
 
     def uncounted(self) -> list[str]:
         """What the counts show the call did besides what they count, a sentence each: it
@@ -89,15 +103,17 @@ class Profile:
         output bytes than its vector stores wrote (either by more than :data:`SCALAR_BYTES`).
         Scalar code
         is not counted: the bound may then be far below the kernel's cost."""
-        c, out = self.counts, []
-        if self.input_bytes - c["load bytes"] > SCALAR_BYTES:
-            out.append(f"it loaded {c['load bytes']:,} bytes through aie::load_v and vector "
-                       f"pointers, and its input buffers hold {self.input_bytes:,}: reads by "
+        out: list[str] = []
+        if self.input_bytes - self.buffer_loads > SCALAR_BYTES:
+            out.append(f"it loaded {self.buffer_loads:,} bytes of its buffers through "
+                       "aie::load_v and vector pointers (a local array's are not theirs), and "
+                       f"its input buffers hold {self.input_bytes:,}: reads by "
                        "scalar code, and the work on what they read, are not counted (if it "
                        "reads all its inputs, the bound may be far below its cost)")
         if self.unseen_writes > SCALAR_BYTES:
             out.append(f"it changed {self.written:,} bytes of its output buffers, and its "
-                       f"vector stores wrote {c['store bytes']:,}: writes by scalar code, and "
+                       f"vector stores wrote {self.buffer_stores:,} of them: writes by "
+                       "scalar code, and "
                        "the work that made them, are not counted (the bound may be far below "
                        "its cost)")
         return out
@@ -106,14 +122,13 @@ class Profile:
         """Of :meth:`uncounted`, what shows that most of the call's work went uncounted: no
         byte of its inputs loaded through the AIE API, or most of the output bytes it changed
         written by scalar code. A cost from such a profile (``cycles=None``) would miss it."""
-        c = self.counts
         out = []
-        if self.input_bytes and not c["load bytes"]:
+        if self.input_bytes and not self.buffer_loads:
             out.append(f"it loaded none of the {self.input_bytes:,} bytes its input buffers "
                        "hold through aie::load_v or vector pointers")
-        if self.unseen_writes > max(SCALAR_BYTES, c["store bytes"]):
-            out.append(f"its vector stores wrote {c['store bytes']:,} of the {self.written:,} "
-                       "bytes it changed in its output buffers")
+        if self.unseen_writes > max(SCALAR_BYTES, self.buffer_stores):
+            out.append(f"its vector stores wrote {self.buffer_stores:,} of the "
+                       f"{self.written:,} bytes it changed in its output buffers")
         return out
 
     @property
@@ -152,7 +167,7 @@ class Profile:
                     "(declare cycles= from the kernel's loop)", *failed]
         out = [f"{head}: {self.cycles:,} "
                f"cycle{'s' * (self.cycles != 1)} per call at best (bound by {self.binding})",
-               "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in COUNTED),
+               "  per call: " + ", ".join(f"{c[u]:,} {u}" for u in WORK),
                "  cycles each unit needs: " + ", ".join(f"{u} {b[u]:,}" for u in b)]
         if c["MACs"]:
             peak = (f" of the core's peak {self.peak_macs}: "
@@ -206,14 +221,16 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
     ran = not isinstance(outcome, str)
     numbers, faults, strays, written = outcome if ran else ([0] * len(COUNTED), [outcome], [],
                                                             0)
-    counts = dict(zip(COUNTED, numbers))
+    everything = dict(zip(COUNTED, numbers))
+    counts = {u: everything[u] for u in WORK}
+    buffer_bytes = (everything["buffer load bytes"], everything["buffer store bytes"])
     # its operands' types: a matmul's A and B, not C; the peak the kernel-cost check holds it to
     peak, _ = target.operand_peak(k.operand_dtypes)
     inputs = sum(a.type.nbytes for a in k.args
                  if a.kind == "buffer" and a.access != "out" and a.type is not None)
     return Profile(k.symbol, target.name, counts, bounds(counts, target, peak), peak, tuple(faults),
                    ran, tuple(strays), case.shown, inputs, written,
-                   tuple(getattr(fn, "bfp16", ())))
+                   tuple(getattr(fn, "bfp16", ())), buffer_bytes)
 
 
 def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:

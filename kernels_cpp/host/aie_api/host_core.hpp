@@ -568,6 +568,16 @@ inline bool in_buffer(const void *p) {
     if (a - aiedsl_host::buffer_base[i] < aiedsl_host::buffer_bytes[i]) return true;
   return false;
 }
+// A vector load's or store's bytes, counted, and counted again as the buffers' when p is in one
+// (a profile's coverage of the inputs and outputs: a local array's are not theirs).
+inline void count_load(const void *p, uint64_t bytes) {
+  AIEDSL_COUNT(LOAD_BYTES, bytes);
+  if (in_buffer(p)) AIEDSL_COUNT(BUFFER_LOAD_BYTES, bytes);
+}
+inline void count_store(const void *p, uint64_t bytes) {
+  AIEDSL_COUNT(STORE_BYTES, bytes);
+  if (in_buffer(p)) AIEDSL_COUNT(BUFFER_STORE_BYTES, bytes);
+}
 // A vector copied from a kernel buffer is loaded, one copied into a buffer stored, as the core
 // does it through a pointer: aligned to the vector as load_v / store_v need (the same check,
 // record and report, the low address bits dropped when misaligned) and counted as their bytes.
@@ -584,13 +594,13 @@ template <typename T, unsigned N> void copy_vector(void *to, const void *from) {
   if (load) {
     if (!check_align(from, A, op_load_pointer, N, sizeof(T), 0, elem_kind<T>()))
       from = floor_to((const unsigned char *)from, A);
-    AIEDSL_COUNT(LOAD_BYTES, bytes);
+    count_load(from, bytes);
   }
   std::memcpy(lanes, from, bytes);
   if (store) {
     if (!check_align(to, A, op_store_pointer, N, sizeof(T), 0, elem_kind<T>()))
       to = floor_to((unsigned char *)to, A);
-    AIEDSL_COUNT(STORE_BYTES, bytes);
+    count_store(to, bytes);
   }
   std::memcpy(to, lanes, bytes);
 }
@@ -605,7 +615,7 @@ vector<T, N ? N : 64 / sizeof(T)> load_v(const T *p, detail::where at = AIEDSL_H
     p = detail::floor_to(p, A); // what the core loads
   vector<T, L> out;
   std::memcpy(out.v.data(), p, sizeof(T) * L);
-  AIEDSL_COUNT(LOAD_BYTES, sizeof(T) * L);
+  detail::count_load(p, sizeof(T) * L);
   return out;
 }
 
@@ -616,7 +626,7 @@ void store_v(T *p, const vector<T, N> &x, detail::where at = AIEDSL_HERE) {
                            detail::kernel_line(at)))
     p = detail::floor_to(p, A); // where the core stores
   std::memcpy(p, x.v.data(), sizeof(T) * N);
-  AIEDSL_COUNT(STORE_BYTES, sizeof(T) * N);
+  detail::count_store(p, sizeof(T) * N);
 }
 
 // The forms for a pointer aligned to aligned_elems elements only (a power of two); the AIE API
@@ -629,7 +639,7 @@ vector<T, N ? N : 64 / sizeof(T)> load_unaligned_v(const T *p, unsigned aligned_
                       sizeof(T), aligned_elems, 0, detail::kernel_line(at));
   vector<T, L> out;
   std::memcpy(out.v.data(), p, sizeof(T) * L);
-  AIEDSL_COUNT(LOAD_BYTES, sizeof(T) * L);
+  detail::count_load(p, sizeof(T) * L);
   return out;
 }
 template <unsigned N = 0, typename T, unsigned M>
@@ -639,7 +649,7 @@ void store_unaligned_v(T *p, const vector<T, M> &x, unsigned aligned_elems = 1,
   detail::check_align(p, uint64_t(aligned_elems) * sizeof(T), detail::op_store_unaligned_v, M,
                       sizeof(T), aligned_elems, 0, detail::kernel_line(at));
   std::memcpy(p, x.v.data(), sizeof(T) * M);
-  AIEDSL_COUNT(STORE_BYTES, sizeof(T) * M);
+  detail::count_store(p, sizeof(T) * M);
 }
 // load_floor_v<N>(p, n): a load from p rounded down to a multiple of n elements (n a power of
 // two); that address must suit load_v.

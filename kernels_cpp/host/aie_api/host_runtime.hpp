@@ -24,10 +24,13 @@ inline unsigned cascade_got_at_put[CASCADE_ORDER_WORDS] = {};
 // the hardware multiplies its mode issues, host_core.hpp's mode table), other vector ALU ops
 // (VALU), lane movement (SHUFFLE), bytes loaded and stored by vector loads and stores (load_v,
 // store_v and their kin, and a vector read or written through a pointer to it in a kernel
-// buffer: *(v32bfloat16 *)p), and the multiply-accumulates those ops perform (MACS). Scalar code
+// buffer: *(v32bfloat16 *)p), and the multiply-accumulates those ops perform (MACS); and of the
+// bytes loaded and stored, those inside the call's buffers (BUFFER_LOAD_BYTES,
+// BUFFER_STORE_BYTES): a vector moved to or from a local array covers none of them. Scalar code
 // is not counted.
 namespace aiedsl_host {
-enum unit : unsigned { VMAC, VALU, SHUFFLE, LOAD_BYTES, STORE_BYTES, MACS, UNITS };
+enum unit : unsigned { VMAC, VALU, SHUFFLE, LOAD_BYTES, STORE_BYTES, MACS, BUFFER_LOAD_BYTES,
+                       BUFFER_STORE_BYTES, UNITS };
 inline uint64_t counts[UNITS] = {};
 } // namespace aiedsl_host
 #define AIEDSL_COUNT(unit, n) (aiedsl_host::counts[aiedsl_host::unit] += uint64_t(n))
