@@ -314,8 +314,9 @@ def test_dma_channels_shim_device_wide_lists_every_fifo(design_file: DesignFile)
         "  d.py:15: f2\n"
         "  d.py:16: f3\n"
         "  fix: fill fewer fifos from the host: one fifo filled once can feed several cores, "
-        "split at a memtile (f.split(...)) or consumed by each (a broadcast), or a device with "
-        "more columns (--device npu1_2col)"
+        "split at a memtile (f.split(...)) or consumed by each (a broadcast); a device with "
+        "more columns would not do: the core at (0, 2) also needs 4 DMA input channels, and "
+        "every core has 2"
     )
 
 

@@ -83,7 +83,7 @@ def test_a_cut_too_narrow_is_proof_that_no_routing_exists() -> None:
     target = get_target("npu1_1col")
     result = route_flows(flows, target, control_overlay([0], target))
     assert time.perf_counter() - t0 < 5  # given up long before mlir-aie's 1000 iterations
-    assert result.iterations == 40
+    assert result.iterations == 4
     worst = max(result.congested, key=lambda c: len(c.flows) - c.capacity)
     assert worst.wire == ((0, 2), "south") and worst.capacity == 4 and len(worst.flows) == 6
 
