@@ -543,3 +543,17 @@ def test_every_public_name_loads_and_front_end_modules_keep_their_names() -> Non
         loaded = importlib.import_module(f"aiedsl.lang.{module}")
         assert isinstance(loaded, types.ModuleType), module
         assert isinstance(getattr(aiedsl.lang, module), types.ModuleType), module
+
+
+def test_a_design_loaded_from_its_file_says_how_to_send_it_to_a_worker(in_root: Path) -> None:
+    """pickle's own error named the load's module (__aiedsl_design_0__) to a sweep's pool (a
+    tester); what to send instead is said at the line that pickles it."""
+    import pickle
+
+    handle = aiedsl.load_design("designs/passthrough.py")
+    with pytest.raises(aiedsl.DesignError) as e:
+        pickle.dumps(handle)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: send the design file's path and defines to the worker and load it there: "
+        "load_design(path, defines) (a SimResult, a RunResult and a DesignError do pickle, to "
+        "send back)")

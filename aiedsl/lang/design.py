@@ -25,7 +25,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.callables import check_callable, check_returning, check_traced
-from aiedsl.lang.context import _DESIGN, active
+from aiedsl.lang.context import _DESIGN, active, design_module
 from aiedsl.lang.load import load_context
 from aiedsl.lang.names import check_tensor_name, decorated_name
 from aiedsl.lang.reference_params import check_reference_names, check_unfilled_parameters
@@ -80,6 +80,21 @@ class DesignHandle:
     nonfinite: bool = False
     """The reference may expect NaN or infinity (``@d.reference(nonfinite=True)``); otherwise
     any NaN or infinity, expected or produced, fails."""
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # a design loaded from its file lives in a module of that load alone, which no other
+        # process can import: pickle's own error named that module (a sweep's pool)
+        made = [self.reference_fn, *(getattr(k, "reference", None) for k in self.kernels.values())]
+        modules = [getattr(fn, "__module__", None) or "" for fn in made]
+        if any(design_module(m) != m for m in modules):
+            raise DesignError(
+                "design", f"the design '{self.name}' loaded from its file does not pickle: its "
+                "reference and kernels live in that load's own module, which another process "
+                "cannot import", loc=caller_loc(),
+                fix="send the design file's path and defines to the worker and load it there: "
+                "load_design(path, defines) (a SimResult, a RunResult and a DesignError do "
+                "pickle, to send back)")
+        return super().__reduce_ex__(protocol)
 
     def __repr__(self) -> str:
         # short: the IR's own repr runs to hundreds of KB
