@@ -128,12 +128,14 @@ def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], before
     steps = [f"{s.core} waits to acquire '{s.acquire.fifo}' (line {s.acquire.loc.line}), which "
              + ("it makes itself, later" if maker == s.core else f"{maker} makes")
              for s, maker in zip(chain, makers)]
-    said = "; ".join(steps)
+    said = "; ".join(_few(steps, "core in turn", "cores in turn"))
     names = [s.core for s in ring]
+    who = listed(names) if len(names) <= LONG_CYCLE else \
+        f"these {len(names)} cores ({', '.join(names[:2])}, ..., {names[-1]})"
     them = (f"{names[0]} cannot move" if len(ring) == 1 else
-            f"{listed(names)} wait for each other (a wait-for cycle): neither can move first"
+            f"{who} wait for each other (a wait-for cycle): neither can move first"
             if len(ring) == 2 else
-            f"{listed(names)} wait for one another (a wait-for cycle): none can move first")
+            f"{who} wait for one another (a wait-for cycle): none can move first")
     got = []
     for s in ring:
         key = (s.acquire.fifo, s.acquire.port)
@@ -148,8 +150,12 @@ def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], before
               f"{before}); at most {have} can arrive")
     related = [(f"the drain of '{name}' waited for" if t is waited else
                 f"an earlier drain of '{name}', which completes first", t.loc) for t in drains]
-    related += [(f"{s.core} waits here to acquire '{s.acquire.fifo}' ({s.acquire.port})",
-                 s.acquire.loc) for s in chain]
+    waits = [(f"{s.core} waits here to acquire '{s.acquire.fifo}' ({s.acquire.port})",
+              s.acquire.loc) for s in chain]
+    if len(waits) > LONG_CYCLE:  # the first, and the last, the line each names
+        waits = [*waits[:2], (f"... {len(waits) - 3} more cores of the cycle wait at these "
+                              "lines", waits[2][1]), waits[-1]]
+    related += waits
     raise DesignError(
         "hang: core cycle",
         f"the runtime waits {where} for {what} to complete, but {said}: {them}, and the runtime "
@@ -157,10 +163,24 @@ def _refuse(reach: Reach, point: int, wait: Wait, drains: list[Transfer], before
         loc=wait.loc,
         limit="a cycle of cores joined by fifos moves only if one of its cores releases, before "
         "it acquires what comes back round the cycle, what the next core needs to go on",
-        found=f"{arrive}; " + "; ".join(got),
+        found=f"{arrive}; " + "; ".join(_few(got, "core", "cores")),
         related=related,
         fix=_fix(reach, point, ring, closing)
         + ". More depth does not help: no core of the cycle waits for a free buffer")
+
+
+LONG_CYCLE = 6
+"""Cores of a wait-for cycle a message names one by one: a longer one (32 cores of a ring) is
+said by its first and last, its headline ran to 2,753 characters (a scalability tester)."""
+
+
+def _few(parts: list[str], one: str, many: str) -> list[str]:
+    """``parts`` (one per core of a chain), the middle ones counted when there are more than
+    :data:`LONG_CYCLE`."""
+    if len(parts) <= LONG_CYCLE:
+        return parts
+    left = len(parts) - 3
+    return [*parts[:2], f"... {left} more {one if left == 1 else many} ...", parts[-1]]
 
 
 def _fix(reach: Reach, point: int, ring: list[_Stuck], closing: str) -> str:
