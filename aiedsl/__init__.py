@@ -40,7 +40,8 @@ _WHERE = {
     **dict.fromkeys(("bf16", "f32", "i8", "i16", "i32", "u8", "u16", "u32"), "aiedsl.dtypes"),
     **dict.fromkeys(("DesignError", "ToolchainError"), "aiedsl.errors"),
     "Deadlock": "aiedsl.sim.explain",
-    "simulate": "aiedsl.sim",
+    **dict.fromkeys(("SimResult", "simulate"), "aiedsl.sim"),
+    "Timing": "aiedsl.sim.summary",
     "load_design": "aiedsl.loader",
     "load_json": "aiedsl.design_json",
     # Each front-end name from the module that defines it: aiedsl.lang re-exports nothing, so
@@ -64,10 +65,10 @@ _WHERE = {
 
 __all__ = [
     "Artifacts", "Buffer", "Channel", "Deadlock", "DesignError", "DesignHandle", "ObjectFifo",
-    "RunResult", "Tensor", "ToolchainError", "__version__", "barrier", "bf16", "build", "channel",
-    "coretile", "define", "design", "f32", "fifo", "gemm_runtime", "herd", "i8", "i16", "i32",
-    "join", "load_design", "load_json", "local", "loop", "memtile", "refuse", "rtp", "runtime",
-    "shim", "simulate", "tiles", "u8", "u16", "u32",
+    "RunResult", "SimResult", "Tensor", "Timing", "ToolchainError", "__version__", "barrier",
+    "bf16", "build", "channel", "coretile", "define", "design", "f32", "fifo", "gemm_runtime",
+    "herd", "i8", "i16", "i32", "join", "load_design", "load_json", "local", "loop", "memtile",
+    "refuse", "rtp", "runtime", "shim", "simulate", "tiles", "u8", "u16", "u32"
 ]
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
@@ -90,8 +91,9 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.lang.tiles import tiles
     from aiedsl.design_json import load_json
     from aiedsl.loader import load_design
-    from aiedsl.sim import simulate
+    from aiedsl.sim import SimResult, simulate
     from aiedsl.sim.explain import Deadlock
+    from aiedsl.sim.summary import Timing
 
 
 def __dir__() -> list[str]:
