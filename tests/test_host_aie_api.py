@@ -454,9 +454,9 @@ void f() { aie::mmul<%d, %d, %d, %s, %s> m; (void)m; }
 
 SPARSE_ONLY = ("aie::mmul: the AIE API has this M x K x N for these input types on this "
                "architecture only with a sparse B (aie::sparse_vector), which aiedsl's host "
-               "AIE API does not model; use a mode with a dense B: 4x8x8 or 4x16x8 (AIE2) or "
-               "8x8x8 (AIE2P) for 8-bit inputs, 4x4x8 for 16-bit ones or 16 x 8 bits, 4x8x8 "
-               "for bfloat16")
+               "AIE API does not model; use a mode with a dense B: 4x8x8 or 4x16x8 (and "
+               "8x8x8 on AIE2P) for 8-bit inputs, 4x4x8 for 16-bit ones or 16 x 8 bits, 4x8x8 "
+               "for bfloat16 (on AIE2P through the bfp16 unit)")
 NOT_A_MODE = ("aie::mmul: this M x K x N is not a mode the AIE API has for these input types on "
               "this architecture (__AIE_ARCH__)")
 

@@ -756,8 +756,9 @@ def test_a_mode_the_aie_api_has_only_with_a_sparse_b_is_refused(design_file, dev
         "B, which the AIE API does not have: the AIE API has this M x K x N for these input "
         "types on this architecture only with a sparse B (aie::sparse_vector), which aiedsl's "
         "host AIE API does not model",
-        "use a mode with a dense B: 4x8x8 or 4x16x8 (AIE2) or 8x8x8 (AIE2P) for 8-bit inputs, "
-        "4x4x8 for 16-bit ones or 16 x 8 bits, 4x8x8 for bfloat16")
+        "use a mode with a dense B: 4x8x8 or 4x16x8 (and 8x8x8 on AIE2P) for 8-bit inputs, "
+        "4x4x8 for 16-bit ones or 16 x 8 bits, 4x8x8 for bfloat16 (on AIE2P through the bfp16 "
+        "unit)")
     # the fix works: the dense modes it names for 8-bit inputs load
     for dense in ([(4, 8, 8), (4, 16, 8)] if device.startswith("npu1") else [(8, 8, 8)]):
         load_design(_macrep(design_file, device, dense))

@@ -19,7 +19,7 @@ from typing import Sequence
 
 from aiedsl.errors import listed
 from aiedsl.kernels.aie_api_names import AIE_API_NAMES
-from aiedsl.kernels.mmul_modes import mmul_modes_fix
+from aiedsl.kernels.mmul_modes import mmul_arch, mmul_modes_fix
 
 _QUOTED = r"[‘'](\w+)[’']"
 """A name as g++ quotes it: typographic quotes in a UTF-8 locale, ASCII ones under LC_ALL=C."""
@@ -234,6 +234,8 @@ def explain(stderr: str, label: str, header: object, symbols: Sequence[str] = ()
         fix = _RULE_FIX[kind]
         if kind == "mmul":
             fix = mmul_modes_fix(stderr, what) or fix
+            words = words.replace("on this architecture (__AIE_ARCH__)",
+                                  f"on {mmul_arch(stderr) or 'this architecture (__AIE_ARCH__)'}")
         return f"{subject} uses {what}, which the AIE API does not have: {words}", fix
     if not api and not raw and not forms and not members:
         return f"{label} does not compile on the host", f"fix the C++; {covered}"

@@ -27,6 +27,13 @@ for bfloat16 and float), and as aiedsl names it."""
 _ARCH_NAMES = {"20": "AIE2 (npu1)", "21": "AIE2P (npu2)"}
 
 
+def mmul_arch(stderr: str) -> str | None:
+    """The architecture the host header's mode check was asked about, as messages name it
+    (``AIE2P (npu2)``), or None when g++'s words do not say."""
+    arch = _MMUL_ARCH.search(stderr)
+    return _ARCH_NAMES.get(arch[1]) if arch else None
+
+
 def mmul_modes_fix(stderr: str, what: str) -> str | None:
     """The fix for an ``aie::mmul`` of a mode the AIE API lacks: the modes it has for those
     input types on that architecture, read from the host header's table (the one the
