@@ -892,3 +892,73 @@ def test_a_sliced_host_tensor_is_told_the_pattern_that_moves_the_slice(
         "d.py:16: error [host tensor]: host tensor 'a' (1024xi16) is sliced\n"
         "  limit: rt.fill and rt.drain take a host tensor whole, with a pattern of the elements "
         f"they move\n  found: {found}\n  fix: {fix}")
+
+
+TWICE = '''
+from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+N = define("N", 4096)
+TILE = define("N", 1024)
+
+
+@design(device="npu1_1col")
+def d(x: Tensor[N, i32], y: Tensor[N, i32]):
+    f = fifo(Tensor[TILE, i32])
+    g = fifo(Tensor[TILE, i32])
+    k = passthrough(Tensor[TILE, i32])
+
+    @herd()
+    def core():
+        for _ in loop(N // TILE):
+            with f.consume() as s, g.produce() as t:
+                k(s, t)
+
+    with runtime() as rt:
+        rt.fill(f, x)
+        rt.drain(g, y)
+'''
+
+
+def test_a_define_given_twice_on_two_lines_is_refused_but_not_one_per_design(
+        design_file: DesignFile) -> None:
+    """TILE = define("N", 1024), a copy-paste's, was taken silently, and -D N then set both
+    (a tester); two designs of one file may each define a name of their own (a reviewer)."""
+    msg = error(design_file(TWICE))
+    assert msg.splitlines()[:3] == [
+        "d.py:5: error [define]: define 'N' is defined twice",
+        "  limit: one define() line per name: -D sets a name once, and every define() of it "
+        "takes that value",
+        "  found: define(\"N\", ...) here and at line 4"]
+    two = design_file(TWICE.replace('TILE = define("N", 1024)\n', "").replace(
+        "    f = fifo(", '    TILE = define("TILE", 1024)\n    f = fifo(') + TWICE.split(
+        "\n\n\n", 1)[1].replace("def d(", "def e(").replace(
+        "    f = fifo(", '    TILE = define("TILE", 512)\n    f = fifo('))
+    assert load_design(two, name="e").ir.fifos[0].elem.shape == (512,)
+
+
+IRON_FIFO = '''
+import copy
+import dataclasses
+
+from aiedsl import ObjectFifo, Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import passthrough
+
+
+@design(device="npu1_1col")
+def d(x: Tensor[64, i32], y: Tensor[64, i32]):
+    a = fifo(Tensor[64, i32], name="a")
+    copy.copy(a), copy.deepcopy(a), dataclasses.replace(a)  # still what they were
+    b = ObjectFifo(Tensor[64, i32], name="b", depth=2)
+'''
+
+
+def test_irons_objectfifo_constructor_is_told_to_write_fifo(design_file: DesignFile) -> None:
+    """ObjectFifo(obj_type, name=, depth=) as IRON writes it was a TypeError naming
+    FifoRecord.__init__ (a tester); copies of a fifo are made as before (a reviewer)."""
+    msg = error(design_file(IRON_FIFO))
+    assert msg.splitlines() == [
+        "d.py:12: error [fifo]: ObjectFifo(...) is how IRON declares a fifo; aiedsl declares "
+        "one with fifo(...), which returns an ObjectFifo",
+        "  found: ObjectFifo(Tensor[64, i32], name='b', depth=2)",
+        "  fix: write fifo(Tensor[64, i32], name='b', depth=2) (from aiedsl import fifo)"]

@@ -46,7 +46,10 @@ class Channel:
     def __new__(cls, *args: object, **kwargs: object) -> "Channel":
         # channel() makes one for the design being traced; a design calling the class means
         # channel(...) (MLIR-AIR's air.channel is a declaration too)
-        if not (args and isinstance(args[0], DesignTrace)):
+        # (copy, pickle and deepcopy make one with no arguments; dataclasses.replace names
+        # every field, trace too)
+        if args and not isinstance(args[0], DesignTrace) or \
+                not args and kwargs and "trace" not in kwargs:
             raise DesignError(
                 "channel", "Channel(...) is the type channel() returns; a design declares one "
                 "with channel(...)", loc=caller_loc(),

@@ -126,7 +126,10 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
             fix=f"move {name} = define(\"{name}\", ...) into {ctx.file} and pass {name} to the "
             f"code in {loc.file} (as a function's argument)")
     first = ctx.lines.get(name) if ctx is not None else None
-    if first is not None and (first.file, first.line) != (loc.file, loc.line):
+    tracing = _DESIGN.get()
+    owner = tracing.name if tracing is not None else None
+    if first is not None and (first.file, first.line) != (loc.file, loc.line) \
+            and ctx is not None and ctx.owners.get(name) == owner:
         # -D NAME would set both: a copy-paste's second define("N", ...) meant another name
         raise DesignError(
             "define", f"define '{name}' is defined twice", loc=loc,
@@ -181,6 +184,7 @@ def define(name: str, default: int | float | str, *, doc: str = "") -> Any:
     if ctx is not None:
         ctx.used[name] = value
         ctx.lines[name] = loc
+        ctx.owners[name] = owner
     return value
 
 

@@ -64,7 +64,9 @@ class ObjectFifo(FifoRecord):
     def __new__(cls, *args: object, **kwargs: object) -> "ObjectFifo":
         # aiedsl makes its records with the name first; IRON's ObjectFifo(obj_type, depth=,
         # name=) is a user's declaration, which is fifo(...) here
-        if not (args and isinstance(args[0], str)):
+        # (copy, pickle and deepcopy make one with no arguments; dataclasses.replace names
+        # every field, loc too)
+        if args and not isinstance(args[0], str) or not args and kwargs and "loc" not in kwargs:
             raise DesignError(
                 "fifo", "ObjectFifo(...) is how IRON declares a fifo; aiedsl declares one with "
                 "fifo(...), which returns an ObjectFifo", loc=caller_loc(),

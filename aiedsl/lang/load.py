@@ -33,6 +33,9 @@ class LoadContext:
     """Every ``define`` evaluated, with the value it took."""
     lines: dict[str, Loc] = field(default_factory=dict)
     """The line of each ``define`` evaluated (where :func:`aiedsl.lang.context.refuse` points)."""
+    owners: dict[str, str | None] = field(default_factory=dict)
+    """The design whose function evaluated each ``define`` (None: the file's top level): two
+    designs of one file may each define a name of their own."""
     file: str | None = None
     """The design file being loaded, as its locations name it: the one file that may call
     ``define`` (None: any may)."""
