@@ -38,6 +38,12 @@ from aiedsl.values import as_int, plain, shown
 PatternSpec = Pattern | tuple[int, Sequence[int], Sequence[int]] | None
 
 
+class NoSuchName(DesignError, AttributeError):
+    """A name rt (or a runtime() not entered) lacks, asked by the design: a DesignError the
+    command line prints, and an AttributeError, so that ``hasattr(rt, "x")`` and
+    ``getattr(rt, "x", None)`` answer as Python's would."""
+
+
 _IRON_RUNTIME = {
     "sequence": ("IRON's rt.sequence(...) opens the sequence and names its host tensors",
                  "leave it out: the host tensors are the @design function's parameters "
@@ -67,7 +73,7 @@ class RuntimeBuilder:
             has = [n for n in dir(RuntimeBuilder) if not n.startswith("_")]
             iron = _IRON_RUNTIME.get(attr)
             near = difflib.get_close_matches(attr, has, n=1)
-            raise DesignError(
+            raise NoSuchName(
                 "runtime", f"rt.{attr}: the runtime sequence has no {attr}" + (
                     f" ({iron[0]})" if iron else ""), loc=caller_loc(),
                 limit="rt has " + ", ".join(f"{n}()" for n in has), found=f"rt.{attr}",
@@ -370,7 +376,7 @@ class RuntimeSequence:
         if attr.startswith("_") or not is_users(sys._getframe(1).f_code.co_filename):
             raise AttributeError(f"'RuntimeSequence' object has no attribute {attr!r}")
         rt = self.name or "rt"
-        raise DesignError(
+        raise NoSuchName(
             "runtime", f"{rt}.{attr} is used on runtime() outside a `with`: no runtime "
             "sequence is open", loc=caller_loc(),
             limit="runtime() is a context manager: the sequence opens as its `with` block starts, "
