@@ -1837,3 +1837,19 @@ def test_a_mount_point_as_the_output_directory_is_refused_with_a_folder_inside_i
         "replaces its output directory whole, by renaming it, which a mount point refuses\n"
         "  fix: build into a folder inside it, e.g. -o mnt/passthrough\n")
     assert os.listdir(tmp_path / "mnt") == []
+
+
+def test_a_log_a_tool_rewrites_in_place_is_not_taken_for_an_edit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lowering's log, recorded with its digest when it arrived, was rewritten in place by the
+    next lowering and kept the old digest: the build after was refused as edited (a
+    reviewer)."""
+    from aiedsl.builddir.build import tool_outputs
+
+    monkeypatch.chdir(tmp_path)
+    out = write(_gen(), "p")
+    for text in ("first run\n", "second run\n"):
+        with tool_outputs(out):
+            (out / "logs").mkdir(exist_ok=True)
+            (out / "logs" / "lower.log").write_text(text)
+    write(_gen(8192), "p")  # not refused

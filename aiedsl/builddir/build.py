@@ -244,7 +244,7 @@ def tool_outputs(out_dir: str | Path) -> Iterator[None]:
             yield
         finally:
             with os_errors(shown, rule="output directory", option="-o"):
-                relist(out, marker, staging, lambda e: e not in before)
+                relist(out, marker, staging, lambda e: e not in before, rewritten=True)
 
 
 @contextmanager

@@ -229,9 +229,12 @@ def write_marker(folder: Path, design: str, listed: Iterable[str] | None = None,
 
 
 def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
-            new: Callable[[str], bool]) -> None:
+            new: Callable[[str], bool], *, rewritten: bool = False) -> None:
     """Rewrite ``folder``'s marker: what is aiedsl's (:func:`owned_in`) and still there, and
-    what ``new`` says aiedsl added since; the rest stays unlisted (foreign)."""
+    what ``new`` says aiedsl added since; the rest stays unlisted (foreign). ``rewritten``:
+    tools aiedsl ran there may have rewritten its files in place (a log), so each file with a
+    digest is recorded as it is now (no edit of a user's can have come meanwhile: the
+    directory's lock was held, and edits were refused before)."""
     ours = owned_in(folder, marker)
     try:
         now = entries(folder)
@@ -242,7 +245,8 @@ def relist(folder: Path, marker: dict[str, Any], tmp_dir: Path,
     # what arrived is recorded as it is now, so that a later edit by hand is refused as any
     # generated file's is; not what build.sh run by hand rewrites (its outputs are its own)
     for rel in now:
-        if new(rel) and not rel.endswith("/") and not _script_output(rel, script):
+        if (new(rel) or rewritten and rel in kept) and not rel.endswith("/") \
+                and not _script_output(rel, script):
             path = folder / rel
             try:
                 if path.is_file() and not path.is_symlink():
