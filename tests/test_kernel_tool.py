@@ -721,6 +721,15 @@ def test_a_header_the_key_does_not_cover_builds_the_kernel_again_when_edited(
     again = _cli("sim", "d.py", "--kernels", "native", cwd=tmp_path, XDG_CACHE_HOME=str(cache))
     assert again.returncode == 1
     assert "FAIL y: worst element [0] got" in again.stdout
+    # a header found through CPLUS_INCLUDE_PATH, which g++ -MMD leaves out (a reviewer)
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "k.h").write_text("#define K 1\n")
+    (tmp_path / "k.cc").write_text((tmp_path / "k.cc").read_text().replace(
+        f"#include <{header}>", "#include <k.h>"))
+    env = {"XDG_CACHE_HOME": str(cache), "CPLUS_INCLUDE_PATH": str(tmp_path / "inc")}
+    assert _cli("sim", "d.py", "--kernels", "native", cwd=tmp_path, **env).returncode == 0
+    (tmp_path / "inc" / "k.h").write_text("#define K 2\n")
+    assert _cli("sim", "d.py", "--kernels", "native", cwd=tmp_path, **env).returncode == 1
 
 
 ADD_ONE = '''

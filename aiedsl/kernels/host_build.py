@@ -100,7 +100,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         # the headers it reads beyond aiedsl's own, recorded with the library: an absolute or
         # a macro-computed #include is in no key, and a cached build of an edited header
         # computed what it no longer does (a tester)
-        listed = ["-MMD", "-MF", str(deps)]
+        listed = ["-MD", "-MF", str(deps)]
         r = _compile(cxx, [*flags, *listed], src, lib)
         if r.returncode != 0 and _NO_UNIQUE in r.stderr:  # clang: it has no such symbols
             r = _compile(cxx, [*(f for f in flags if f != _NO_UNIQUE), *listed], src, lib)
@@ -140,7 +140,8 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         # and the second's rename found the first had taken it
         tmp_out = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         tmp_deps = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.deps.tmp")
-        tmp_deps.write_text(json.dumps(_header_digests(deps, src), sort_keys=True))
+        tmp_deps.write_text(json.dumps(_header_digests(deps, src, _system_dirs(cxx)),
+                                       sort_keys=True))
         tmp_deps.replace(out.with_suffix(DEPS_SUFFIX))  # before the library: a hit sees both
         shutil.copyfile(lib, tmp_out)
         tmp_out.replace(out)  # atomic: parallel test runs may build the same library
@@ -168,9 +169,31 @@ def _compiler_identity(cxx: str) -> str:
     return ident + "".join(f" {v}={os.environ.get(v, '')}" for v in INCLUDE_ENV)
 
 
-def _header_digests(deps: Path, src: Path) -> dict[str, str]:
-    """The headers a build's ``-MMD`` file lists, but the source and aiedsl's host header, by
-    absolute path, each with its SHA-256."""
+@functools.lru_cache(maxsize=8)
+def _system_dirs(cxx: str) -> tuple[str, ...]:
+    """The compiler's own include folders (its C++ and C libraries' headers), as it searches
+    them without the folders the environment adds (:data:`INCLUDE_ENV`): what is there is the
+    compiler install's, which a library's key names; what the environment adds is the user's,
+    recorded with the library."""
+    env = {k: v for k, v in os.environ.items() if k not in INCLUDE_ENV}
+    try:
+        r = subprocess.run([cxx, "-xc++", "-E", "-v", os.devnull], capture_output=True,
+                           text=True, errors="replace", env={**env, "LC_ALL": "C"}, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    lines = r.stderr.splitlines()
+    try:
+        start = lines.index("#include <...> search starts here:")
+        end = lines.index("End of search list.", start)
+    except ValueError:
+        return ()
+    # clang marks a framework folder "(framework directory)"
+    return tuple(os.path.realpath(line.strip().split(" (")[0]) for line in lines[start + 1:end])
+
+
+def _header_digests(deps: Path, src: Path, system: tuple[str, ...] = ()) -> dict[str, str]:
+    """The headers a build's ``-MD`` file lists, but the source, aiedsl's host header and the
+    compiler's own (under ``system``), by absolute path, each with its SHA-256."""
     try:
         text = deps.read_text(errors="surrogateescape").replace("\\\n", " ")
     except OSError:
@@ -180,7 +203,9 @@ def _header_digests(deps: Path, src: Path) -> dict[str, str]:
     out: dict[str, str] = {}
     for word in words:
         path = os.path.abspath(re.sub(r"\\(.)", r"\1", word))
-        if path == os.path.abspath(src) or os.path.realpath(path).startswith(ours + os.sep):
+        real = os.path.realpath(path)
+        if path == os.path.abspath(src) or real.startswith(ours + os.sep) or any(
+                real.startswith(d + os.sep) for d in system):
             continue
         try:
             out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
