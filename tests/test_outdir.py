@@ -1788,6 +1788,9 @@ def test_a_rebuild_keeps_the_build_directorys_permissions(
         (tmp_path / "p").chmod(mode)
         write(_gen(8192 if mode == 0o700 else 4096), "p")
         assert stat.S_IMODE((tmp_path / "p").stat().st_mode) == mode
+    # in a shared (setgid) folder, its folders keep the bit, so what is made in them later
+    # takes the folder's group (a reviewer)
+    assert (tmp_path / "p" / "kernels").stat().st_mode & stat.S_ISGID
 
 
 def test_a_compile_log_edited_by_hand_is_refused_as_a_generated_file_is(

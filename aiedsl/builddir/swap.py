@@ -138,6 +138,18 @@ def _keep_mode(old: Path, new: Path) -> None:
         os.chmod(new, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
     except OSError:
         pass
+    if st.st_mode & stat.S_ISGID and hasattr(os, "chown"):
+        # a shared (setgid) folder: what is inside takes its group, as files made in it would
+        for root, dirs, files in os.walk(new):
+            for name in dirs + files:
+                path = os.path.join(root, name)
+                try:
+                    if os.lstat(path).st_gid != st.st_gid:
+                        os.chown(path, -1, st.st_gid, follow_symlinks=False)
+                    if name in dirs:
+                        os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | stat.S_ISGID)
+                except OSError:
+                    continue
 
 
 def _exchange(a: Path, b: Path) -> bool:
