@@ -3847,58 +3847,51 @@ DEEP = '''
     '''
 
 
+def _check_notes(path: Path) -> list[str]:
+    """The note lines `aiedsl check` prints for the design at ``path``, which passes."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "check", str(path)],
+                       capture_output=True, text=True, cwd=path.parent,
+                       env={**os.environ, "COLUMNS": "300"})
+    assert r.returncode == 0, r.stderr
+    return [line for line in r.stdout.splitlines() if ": note: " in line]
+
+
 def test_check_says_when_a_core_end_gets_fewer_buffers_than_its_depth(
         design_file: DesignFile) -> None:
     """depth=4 on a fifo from the shim: mlir-aie gives the core's end 2 buffers (one acquired
     at a time, plus one), which only report.txt said (an IRON user's tester); check says it
     now, and consumer_depth= gives the end its 4."""
-    import subprocess
-    import sys
-
     path = design_file(DEEP)
 
-    def notes() -> list[str]:
-        r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "check", str(path)],
-                           capture_output=True, text=True, cwd=path.parent,
-                           env={**os.environ, "COLUMNS": "300"})
-        assert r.returncode == 0, r.stderr
-        return [line for line in r.stdout.splitlines() if ": note: " in line]
-
-    assert notes() == [
+    assert _check_notes(path) == [
         "d.py:5: note: fifo 'xin' gives core[0,0]'s end 2 buffers, not the 4 of its depth: "
         "across a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the core "
         "acquires at once plus one; consumer_depth={\"core[0,0]\": 4} gives it 4"]
     path.write_text(path.read_text().replace(
         'depth=4)', 'depth=4, consumer_depth={"core[0,0]": 4})'))
-    assert notes() == []
+    assert _check_notes(path) == []
 
 
 def test_a_forward_takes_the_consumer_depth_its_note_asks_for(design_file: DesignFile) -> None:
     """The note's fix for a forwarded fifo's core end said consumer_depth=, which forward()
     refused as an unexpected keyword (a tester); it takes it now, as fifo() does, and the
     memtile keeps its depth."""
-    import subprocess
-    import sys
-
     path = design_file(DEEP.replace(
         'xin = fifo(Tensor[256, i32], name="xin", depth=4)',
         'xl2 = fifo(Tensor[256, i32], name="xl2")\n'
         '        xin = xl2.forward(name="xin", depth=4)').replace("rt.fill(xin", "rt.fill(xl2"))
 
-    def notes() -> list[str]:
-        r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "check", str(path)],
-                           capture_output=True, text=True, cwd=path.parent,
-                           env={**os.environ, "COLUMNS": "300"})
-        assert r.returncode == 0, r.stderr
-        return [line for line in r.stdout.splitlines() if ": note: " in line]
 
-    assert notes() == [
+    assert _check_notes(path) == [
         "d.py:6: note: fifo 'xin' gives core[0,0]'s end 2 buffers, not the 4 of its depth: "
         "across a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the core "
         "acquires at once plus one; consumer_depth={\"core[0,0]\": 4} gives it 4"]
     path.write_text(path.read_text().replace(
         'depth=4)', 'depth=4, consumer_depth={"core[0,0]": 4})'))
-    assert notes() == []
+    assert _check_notes(path) == []
     from aiedsl.codegen.mlir import render_mlir
 
     placed, _ = check_design(load_design(path).ir)

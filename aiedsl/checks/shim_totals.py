@@ -51,8 +51,7 @@ def _check_shim_totals(table: dict[Coord, TileUsage], target: TargetModel) -> No
             found=str(len(uses)) + (f" (the first {len(shown)} below, and {left} more)"
                                     if left else ""),
             related=[(x.label, x.loc) for x in shown],
-            fix=fewer + (_wider(target, field_, len(uses)) if not _core_over(table, target)
-                         else _core_over(table, target)))
+            fix=fewer + (_core_over(table, target) or _wider(target, field_, len(uses))))
 
 
 def _core_over(table: dict[Coord, TileUsage], target: TargetModel) -> str:

@@ -295,11 +295,10 @@ def _missing_values(sig: Signature, missing: list[str], k: Kernel) -> dict[str, 
     tensor's length, not the buffer's."""
     buffers = [a.type for a in k.args if a.kind == "buffer" and a.type is not None]
     counts = {t.numel for t in buffers}
-    first = next((a.dtype for a in k.args if a.kind == "buffer"), "i16")
     out: dict[str, str] = {}
     for m in missing:
         if m in sig.types:
-            out[m] = lookup_dtype(first).cpp
+            out[m] = _first_ctype(k)
         elif len(counts) == 1:
             out[m] = str(next(iter(counts)))
         else:
@@ -323,12 +322,17 @@ def _guess_words(sig: Signature, guesses: dict[str, str]) -> str:
     return f" ({'; '.join(words)})" if words else ""
 
 
+def _first_ctype(k: Kernel) -> str:
+    """The C type of ``k``'s first buffer (int16_t without one): what a fix puts in for a type
+    template parameter."""
+    return lookup_dtype(next((a.dtype for a in k.args if a.kind == "buffer"), "i16")).cpp
+
+
 def _example(sig: Signature, given: list[str], k: Kernel) -> str:
     """Template arguments for ``sig`` from those ``given``: for each type parameter the C type
     of ``k``'s first buffer (int32_t for i32), the values given moved on to the value
     parameters after it."""
-    first = next((a.dtype for a in k.args if a.kind == "buffer"), "i16")
-    ctype = lookup_dtype(first).cpp
+    ctype = _first_ctype(k)
     values = iter(given)
     return ", ".join(ctype if t in sig.types else next(values, f"{{{t}}}")
                      for t in sig.template or ())

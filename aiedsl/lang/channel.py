@@ -29,7 +29,8 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.context import current_design
-from aiedsl.lang.fifo import DimsSpec, ObjectFifo, call_text, new_fifo, shim_coord, to_dims
+from aiedsl.lang.described import call_text
+from aiedsl.lang.fifo import DimsSpec, ObjectFifo, new_fifo, shim_coord, to_dims
 from aiedsl.lang.link_parts import back_to_back
 from aiedsl.lang.names import check_name
 from aiedsl.lang.placement import TilePin

@@ -14,6 +14,7 @@ Example
 
 from __future__ import annotations
 
+from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.records import FifoRecord
 from aiedsl.lang.tensor import HostTensorRef
@@ -35,3 +36,32 @@ def described(value: object) -> str:
         return f"the type {value.written}"
     text = shown(value)
     return by_type(value) if " at 0x" in text else text
+
+
+def array_type(array: object) -> str:
+    """The Tensor type of a numpy array's shape and element type, as a design writes it (the
+    element type i32 if aiedsl has none of it)."""
+    shape = tuple(int(n) for n in getattr(array, "shape", ()) or (1024,))
+    try:
+        name = lookup_dtype(getattr(array, "dtype", None)).name
+    except (KeyError, ValueError, TypeError):
+        name = "i32"
+    return TensorType(shape=shape, dtype=name).written
+
+
+def call_text(args: tuple[object, ...], kwargs: dict[str, object], *,
+              iron: bool = False) -> str:
+    """A call's arguments as a design writes them (``Tensor[1024, i32], depth=2``); ``iron``:
+    aiedsl's spelling of IRON's (``obj_type=`` given first, positionally).
+
+    >>> from aiedsl.ir.types import TensorType
+    >>> call_text((TensorType(shape=(64,), dtype="i32"),), {"name": "a", "depth": 2})
+    "Tensor[64, i32], name='a', depth=2"
+    """
+    kwargs = dict(kwargs)
+    first = list(args)
+    if iron and not first and "obj_type" in kwargs:
+        first = [kwargs.pop("obj_type")]
+    def text(v: object) -> str:
+        return v.written if isinstance(v, TensorType) else shown(v)
+    return ", ".join([*(text(a) for a in first), *(f"{k}={text(v)}" for k, v in kwargs.items())])

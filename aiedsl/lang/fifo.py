@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from typing import NoReturn, Sequence
 
-from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Port
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Dim, TensorType
 from aiedsl.lang.buffer import Acquisition, Buffer
 from aiedsl.lang.context import current_core, current_design
-from aiedsl.lang.described import described
+from aiedsl.lang.described import array_type, call_text, described
 from aiedsl.lang.names import check_name
 from aiedsl.lang.link_parts import DimsSpec, back_to_back, part_types, per_part
 from aiedsl.lang.placement import TilePin, memtile
@@ -305,8 +304,8 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
     if not isinstance(elem, TensorType):
         raise DesignError("fifo", f"fifo element type {shown(elem)} is not a Tensor[...] type",
                           loc=loc, found=shown(elem),
-                          fix=f"write e.g. fifo({_like(elem)}) (a fifo takes an element's type, "
-                          "not an array)" if array_text(elem) else
+                          fix=f"write e.g. fifo({array_type(elem)}) (a fifo takes an element's "
+                          "type, not an array)" if array_text(elem) else
                           "write e.g. fifo(Tensor[1024, i16])")
     given = name
     name = check_name(b.fresh_name("of") if name is None else name, "fifo name", loc)
@@ -387,35 +386,6 @@ def fifo(elem: TensorType, *, depth: int = 2, name: str | None = None,
     if shim is not None:
         f.shim_pin = shim_coord(shim, f"fifo '{f.name}'", b.target.shim_row, loc)
     return f
-
-
-def _like(array: object) -> str:
-    """The Tensor type of a numpy array's shape and element type, as a design writes it (the
-    element type i32 if aiedsl has none of it)."""
-    shape = tuple(int(n) for n in getattr(array, "shape", ()) or (1024,))
-    try:
-        name = lookup_dtype(getattr(array, "dtype", None)).name
-    except (KeyError, ValueError, TypeError):
-        name = "i32"
-    return TensorType(shape=shape, dtype=name).written
-
-
-def call_text(args: tuple[object, ...], kwargs: dict[str, object], *,
-              iron: bool = False) -> str:
-    """A call's arguments as a design writes them (``Tensor[1024, i32], depth=2``); ``iron``:
-    aiedsl's spelling of IRON's (``obj_type=`` given first, positionally).
-
-    >>> from aiedsl.ir.types import TensorType
-    >>> call_text((TensorType(shape=(64,), dtype="i32"),), {"name": "a", "depth": 2})
-    "Tensor[64, i32], name='a', depth=2"
-    """
-    kwargs = dict(kwargs)
-    first = list(args)
-    if iron and not first and "obj_type" in kwargs:
-        first = [kwargs.pop("obj_type")]
-    def text(v: object) -> str:
-        return v.written if isinstance(v, TensorType) else shown(v)
-    return ", ".join([*(text(a) for a in first), *(f"{k}={text(v)}" for k, v in kwargs.items())])
 
 
 def shim_coord(pin: object, what: str, row: int, loc: Loc) -> tuple[int, int] | None:
