@@ -13,6 +13,7 @@ import numpy as np
 from aiedsl.ir.program import Rounding
 from aiedsl.poison import poison as _poison
 from aiedsl.poison import beyond_chance, poison_marked, poison_note, reference_holds
+from aiedsl.values import masked as unmasked
 
 TOLERANCE = {
     "f32": (1e-4, 1e-4),
@@ -247,11 +248,11 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     equals the reference's is a PASS "exact", naming no worst element.
     """
     g_all = got.reshape(-1)
-    mask = np.ma.getmask(want)  # a numpy.ma reference result: its masked elements are skipped
-    skip = None if mask is np.ma.nomask else np.asarray(mask).reshape(-1)
+    mask, data = unmasked(want)  # a numpy.ma reference result: its masked elements are skipped
+    skip = None if mask is None else np.asarray(mask).reshape(-1)
     if skip is not None and not skip.any():
         skip = None
-    w_all = np.asarray(np.ma.getdata(want)).reshape(-1)
+    w_all = np.asarray(data).reshape(-1)
     magnitude = None  # a bf16 sum's: each element is held to rtol * max(|want_i|, magnitude)
     if dtype in TOLERANCE:
         rtol, atol_rel = TOLERANCE[dtype]

@@ -4,6 +4,8 @@ compare C[0] alone); never a coroutine or a generator."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -95,3 +97,16 @@ def test_a_reference_that_returns_no_arrays_when_called_is_refused_at_its_def(
         f"it returns; called, {kind} makes {makes}\n"
         f"  found: {kind}\n"
         f"  fix: write reference as a plain def {fix} returning the arrays")
+
+
+def test_a_run_whose_reference_masks_nothing_never_loads_numpy_ma(tmp_path: Path) -> None:
+    """Loading numpy.ma costs 14 ms, a sixth of the bare loop's time at 1024^3 in
+    bench/sim_speed.py: a run only looks for masks where numpy.ma is already loaded."""
+    path = tmp_path / "d.py"
+    path.write_text(DESIGN.replace("BODY", "return inp + 0"))
+    code = ("import sys, numpy as np; from aiedsl.loader import load_design; "
+            "from aiedsl.sim import simulate; "
+            f"r = simulate(load_design({str(path)!r}), {{'inp': np.arange(64, dtype=np.int32)}}); "
+            "print(r.passed, 'numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.stdout == "True False\n", out.stderr

@@ -36,7 +36,7 @@ from aiedsl.source_loc import caller_loc, decorator_loc, def_line, function_loc,
 from aiedsl.targets import DEFAULT_DEVICE, known_target
 from aiedsl.text import whole_ints
 from aiedsl.user_errors import raised_by_user, user_exception
-from aiedsl.values import shown
+from aiedsl.values import masked, shown
 
 
 def _first_nonfinite(arr: np.ndarray) -> tuple[tuple[int, ...], int] | None:
@@ -231,8 +231,8 @@ class DesignHandle:
             raise DesignError("reference", f"{what} None for output '{name}'", loc=where,
                               limit=f"an array of {t.numel} values ({t})", found="None",
                               fix="return the expected array (is a `return` missing?)")
-        mask = np.ma.getmask(value)  # numpy.ma: the masked elements are not compared
-        arr = np.asarray(np.ma.getdata(value))
+        mask, data = masked(value)  # numpy.ma: the masked elements are not compared
+        arr = np.asarray(data)
         kind = numpy_kind(arr.dtype)
         want = "f" if t.dt.is_float else "iub"
         if kind not in want or kind not in "iubf":
@@ -257,7 +257,7 @@ class DesignHandle:
                 f"({t})", loc=where, limit=f"shape {list(t.shape)} (or a flat array of its "
                 f"{t.numel} values in row-major order)", found=f"shape {list(arr.shape)}",
                 fix="return the output's shape (is a .T or a reshape missing?)")
-        if mask is not np.ma.nomask:  # numpy.ma keeps a mask of its data's shape
+        if mask is not None:  # numpy.ma keeps a mask of its data's shape
             # what a masked element holds is no one's: 0, so no check below looks at it
             arr = np.where(mask, np.zeros((), arr.dtype), arr)
         if not t.dt.is_float:
@@ -273,7 +273,7 @@ class DesignHandle:
                 "result)", found=f"{count} value(s) that are NaN or infinite",
                 fix=("pass finite inputs" if source else "fix the reference")
                 + f", or declare them expected with @{self.name}.reference(nonfinite=True)")
-        if mask is not np.ma.nomask and np.any(mask):
+        if mask is not None and np.any(mask):
             return np.ma.masked_array(arr.reshape(t.shape), mask=np.reshape(mask, t.shape))
         return arr.reshape(t.shape)
 
