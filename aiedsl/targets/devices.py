@@ -107,9 +107,11 @@ _NPU1_MACS = {"i8_i32": 256, "u8_i32": 256, "i16_i32": 64, "i32_i64": 16, "bf16_
               "f32_f32": 128}
 _NPU2_MACS = {"i8_i32": 512, "u8_i32": 512, "i16_i32": 128, "i32_i64": 32, "bf16_f32": 256,
               "f32_f32": 256}
-# npu2's bf16 above is the 4x8x8 mmul the library's kernels run (one mac_8x8_8x8T a cycle);
-# an 8x8x8 mmul of bf16 operands quantized to bfp16 (AI Engine API mmul_bfp16_bfp16<8, 8, 8>,
-# mlir-aie's aie_kernels/aie2p/mm_bfp.cc) does 512: a kernel's declared rate is held to that
+# npu2's bf16 above is the 4x8x8 mmul the library's kernels run: one mac_8x8_8x8T a cycle,
+# half of whose 512 products are of the zero rows A is grown by (a bf16 8x8x8 fills it but
+# takes a second multiplier instruction, a mul_elem_64 by ones, to widen B); an 8x8x8 mmul of
+# operands already in bfp16 (AI Engine API mmul_bfp16_bfp16<8, 8, 8>, mlir-aie's
+# aie_kernels/aie2p/mm_bfp.cc) does 512: a kernel's declared rate is held to that
 # (checks/kernels.py), the library's costs keep 256.
 _NPU2_BFP16_MACS = 512
 

@@ -26,8 +26,9 @@ BFP16_MMUL = "AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16"
 """The AIE API macro (jgmelber/aie_api ``detail/mmul.hpp``: a mode "available through
 block-floating-point emulation to increase throughput at the cost of accuracy. Enabled by
 defining AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 at compile time") under which AIE2P's bf16
-4x8x8 and 8x8x8 ``aie::mmul`` convert A and B to ``bfp16ebs8`` and run one (two)
-``mac_8x8_8x8T_conf`` (``detail/aie2p/mmul_bf16_bf16.hpp``); without it 4x8x8 is eight
+4x8x8 and 8x8x8 ``aie::mmul`` convert A and B to ``bfp16ebs8`` and run one
+``mac_8x8_8x8T_conf`` (``detail/aie2p/mmul_bf16_bf16.hpp``; the 8x8x8 widens B first with a
+``mul_elem_64`` by ones); without it 4x8x8 is eight
 element-wise ``mac_elem_32`` (``emulated_mmul_intrinsics.hpp``, ``mac_4x8_8x8_bf16``). AIE2P
 has no bf16 matrix multiply. IRON's AIE2P GEMM defines it by default (amd/IRON
 ``iron/operators/gemm/op.py``: ``emulate_bf16_mmul_with_bfp16`` defaults to True, passed to

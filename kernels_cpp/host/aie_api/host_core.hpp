@@ -856,9 +856,10 @@ constexpr mmul_mode mmul_modes[] = {
     {21, 16, 8, 4, 4, 8, 1}, {21, 16, 8, 8, 4, 8, 1}, {21, 16, 8, 4, 8, 8, 1},
     // AIE2P has no bf16 matrix multiply: 8x8x4 and 4x8x4 are eight element-wise mac_elem_32
     // (emulated_mmul_intrinsics.hpp mac_8x8_8x4_bf16), and so are 4x8x8 and, twice, 8x8x8
-    // (mac_4x8_8x8_bf16) unless AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 makes them one and
-    // two bfp16 multiplies (mac_8x8_8x8T_conf; IRON's AIE2P GEMM defines it, and so does
-    // aiedsl: their A and B are quantized to bfp16 first, bfp16_mac below)
+    // (mac_4x8_8x8_bf16) unless AIE_API_EMULATE_BFLOAT16_MMUL_WITH_BFP16 makes each one bfp16
+    // multiply (mac_8x8_8x8T_conf), the 8x8x8 after a mul_elem_64 by ones that widens B: two
+    // multiplier issues (IRON's AIE2P GEMM defines it, and so does aiedsl: their A and B are
+    // quantized to bfp16 first, bfp16_mac below)
     {21, 'b', 'b', 8, 8, 4, 8}, {21, 'b', 'b', 4, 8, 4, 8},
     {21, 'b', 'b', 4, 8, 8, aiedsl_bf16_as_bfp16 ? 1u : 8u},
     {21, 'b', 'b', 8, 8, 8, aiedsl_bf16_as_bfp16 ? 2u : 16u}, {21, 'b', 'b', 8, 1, 8, 1},
