@@ -26,7 +26,9 @@ data does not tell when its channel lands it.
 
 from __future__ import annotations
 
-from collections import Counter
+import heapq
+from collections import Counter, deque
+from typing import Callable
 
 from aiedsl.ir.base import Coord
 from aiedsl.ir.design import Design
@@ -44,15 +46,23 @@ def retirements(d: Design) -> Retired:
     """For each wait (by its index in ``d.runtime``), the transfers it retires (their indices,
     in issue order): those not retired by an earlier wait."""
     out: Retired = {}
-    live: dict[int, None] = {}  # issued and not retired, in issue order
+    # Per fifo, its transfers (and its fills) not yet retired, in issue order, with the retired
+    # ones left in place until they reach the front: what a wait retires is a prefix of each
+    # (its fifo's transfers up to its token; a fifo's fills up to the element its consumers
+    # took, their last elements rising in issue order), so each transfer is looked at a few
+    # times, not once per wait (a sequence of 16,000 transfers took seconds).
+    issued: dict[str, deque[int]] = {}
+    fills: dict[str, deque[int]] = {}
+    retired: set[int] = set()
     token_of = {i: token for i, _, token in wait_tokens(d)}  # wait -> the transfer it waits for
     reach: Reach | None = None
     filled: Counter[str] = Counter()  # bytes sent into each fifo by the fills issued so far
     last_element: dict[int, int] = {}  # fill -> the elements of its fifo up to its last byte
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
-            live[i] = None
+            issued.setdefault(op.fifo, deque()).append(i)
             if op.op == "fill":
+                fills.setdefault(op.fifo, deque()).append(i)
                 filled[op.fifo] += _bytes(d, op)
                 last_element[i] = -(-filled[op.fifo] // d.fifo(op.fifo).elem.nbytes)
         elif isinstance(op, Wait):
@@ -60,18 +70,43 @@ def retirements(d: Design) -> Retired:
             if token is None:
                 out[i] = []
                 continue
-            gone = [t for t in live if t <= token and _fifo(d, t) == op.fifo]
+            gone = _retire(issued.get(op.fifo), retired, lambda t: t <= token)
             first = d.runtime[token]
             assert isinstance(first, Transfer)
             if first.op == "drain":
                 reach = reach or Reach(d)
                 proven = reach.proven(i + 1)  # the drains waited for up to this wait, and by it
-                gone += [t for t in live if t in last_element and t not in gone
-                         and last_element[t] <= proven.took(_fifo(d, t))]
+                # fifo by fifo in the order of their oldest fill still held, as a walk of every
+                # transfer held would ask them (Proven caches each answer as it first gives it)
+                for name in sorted((f for f, q in fills.items() if _front(q, retired) is not None),
+                                   key=lambda f: fills[f][0]):
+                    took = proven.took(name)
+                    gone += _retire(fills[name], retired, lambda t: last_element[t] <= took)
             out[i] = sorted(gone)
-            for t in gone:
-                del live[t]
     return out
+
+
+def _front(queue: deque[int], retired: set[int]) -> int | None:
+    """The oldest transfer of ``queue`` not yet retired (those before it dropped), or None."""
+    while queue and queue[0] in retired:
+        queue.popleft()
+    return queue[0] if queue else None
+
+
+def _retire(queue: deque[int] | None, retired: set[int], done: Callable[[int], bool]
+            ) -> list[int]:
+    """The transfers from the front of ``queue`` that are ``done`` (retired ones skipped),
+    taken off it and added to ``retired``."""
+    gone: list[int] = []
+    while queue:
+        t = queue[0]
+        if t not in retired:
+            if not done(t):
+                break
+            gone.append(t)
+            retired.add(t)
+        queue.popleft()
+    return gone
 
 
 def _bytes(d: Design, t: Transfer) -> int:
@@ -90,19 +125,22 @@ def shim_bd_ids(d: Design, retired: Retired | None = None) -> dict[int, int]:
     ``d`` when it is already known (placement changes nothing it reads)."""
     if retired is None:
         retired = retirements(d)
-    held: dict[Coord, dict[int, int]] = {}  # tile -> id -> the transfer holding it
+    free: dict[Coord, list[int]] = {}  # tile -> ids handed back, below its fresh ones (a heap)
+    fresh: Counter[Coord] = Counter()  # tile -> the lowest id never taken
     out: dict[int, int] = {}
     for i, op in enumerate(d.runtime):
         if isinstance(op, Transfer):
             tile = d.shim_end(op).tile
             assert tile is not None
-            taken = held.setdefault(tile, {})
-            bd = next(n for n in range(len(taken) + 1) if n not in taken)
-            taken[bd] = i
-            out[i] = bd
+            back = free.setdefault(tile, [])
+            if back:
+                out[i] = heapq.heappop(back)
+            else:
+                out[i] = fresh[tile]
+                fresh[tile] += 1
         elif isinstance(op, Wait):
-            gone = set(retired[i])
-            for taken in held.values():
-                for bd in [b for b, t in taken.items() if t in gone]:
-                    del taken[bd]
+            for t in retired[i]:
+                end = d.shim_end(d.runtime[t])  # type: ignore[arg-type]  # a transfer's index
+                assert end.tile is not None
+                heapq.heappush(free[end.tile], out[t])
     return out
