@@ -4,29 +4,31 @@ On npu2 the library matmuls' bf16 4x8x8 mmul runs on the bfp16 unit, which quant
 (:mod:`aiedsl.kernels.bfp16`), so a design's reference made of exact bf16 products (a GEMM's
 ``A32 @ B32``) differs from what the cores compute by more than a bf16 sum's rounding. For an
 output those kernels store, from a host ``A`` (M x K) and ``B`` (K x N) (their ``a`` and ``b``
-traced back through fifos and links to the runtime's fills), the allowance is the largest
-difference that quantization makes to an element of the product, for the run's own A and B:
-max |M(Q(A), Q(B)) - M(A, B)|, where Q is the kernels' quantization (blocks of 8 along K, in
-their rounding mode) and M the product as the kernel stores it (a sum in f32, or, for a bf16 C,
-a sum rounded to bf16 at every call's K step). The comparison adds it to the output's tolerance
-(:func:`aiedsl.compare.compare`) and names it in the PASS/FAIL line.
+traced back through fifos and links to the runtime's fills), each element's allowance is the
+difference that quantization makes to it, for the run's own A and B: |M(Q(A), Q(B)) - M(A, B)|,
+where Q is the kernels' quantization (blocks of 8 along K, in their rounding mode) and M the
+product as the kernel stores it (a sum in f32, or, for a bf16 C, a sum rounded to bf16 at every
+call's K step), plus one term's worth of a step in both operands
+(:func:`element_allowance`). The comparison adds it to the element's tolerance
+(:func:`aiedsl.compare.compare`) and names the largest in the PASS/FAIL line.
 
-Why the largest difference and not a bound of the format (each input off by at most one step
-of its block, so a product by ``|a| step_b + |b| step_a + step_a step_b``, summed over K): for
-standard-normal 512 x 512 inputs that bound is 16.7 per element on average, larger than 54% of
-the elements (22.7 RMS), and would pass a result of zeros, while the quantization's own
-differences stay under 1.8. The largest of them, allowed to every element, also leaves room
-for an NPU whose conversion differs from the model in a detail (a tie, or what a value that
-rounds past 127 does: :mod:`aiedsl.kernels.bfp16` says what is not known), which moves a few
-of an element's terms by a step: everywhere but at the few elements whose own difference is
-near the largest, where such a detail could still push one past it. An NPU whose conversion
-differs more (another exponent, another rounding mode) fails, as it should: the model would be
-wrong.
+Why each element's own difference and not a bound of the format (each input off by at most one
+step of its block, so a product by ``|a| step_b + |b| step_a + step_a step_b``, summed over K):
+for standard-normal 512 x 512 inputs that bound is 16.7 per element on average, larger than 54%
+of the elements (22.7 RMS), and would pass a result of zeros, while the quantization's own
+differences stay under 1.8. Nor the largest difference, allowed to every element: a few rows
+of A far larger than the rest (outlier activations) make it theirs, and with one row a
+thousand times the others a reference with half of C zeroed passed. The step's worth added to
+each (at most ``max|A[i]| max|B[:, j]| / 32``: a step is at most 1/64 of its block's largest
+value) leaves room for an NPU whose conversion differs from the model in a detail (a tie, or
+what a value that rounds past 127 does: :mod:`aiedsl.kernels.bfp16` says what is not known),
+which moves one of an element's terms by a step. An NPU whose conversion differs more (another
+exponent, another rounding mode) fails, as it should: the model would be wrong.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -187,12 +189,48 @@ def product_difference(a: np.ndarray, b: np.ndarray, rounding: str,
     """The largest |M(Q(A), Q(B)) - M(A, B)| over the product's elements (see the module's
     docstring): ``step`` None for an f32 C, the K step of a bf16 C's roundings otherwise.
     Non-finite elements (an input's NaN or infinity) are left out."""
+    worst = 0.0
+    for diff in _differences(a, b, rounding, step):
+        if diff.size:
+            worst = max(worst, float(diff.max()))
+    return worst
+
+
+def element_allowance(a: np.ndarray, b: np.ndarray, rounding: str,
+                      step: int | None = None) -> np.ndarray:
+    """What each element of the product may be off by (float32, M x N): its own difference
+    |M(Q(A), Q(B)) - M(A, B)|, plus one term's worth of a step in both operands
+    (``max|A[i]| * max|B[:, j]| / 32``: a step is at most 1/64 of its block's largest value),
+    the room for an NPU whose conversion differs from the model in a detail. Non-finite
+    elements get 0 (the comparison judges them apart).
+
+    >>> a = np.ones((1, 8), np.float32); a[0, 1] += 2.0 ** -7
+    >>> element_allowance(a, np.ones((8, 1), np.float32), "floor").tolist()
+    [[0.039306640625]]
+    """
+    A = np.asarray(a, dtype=np.float32)
+    B = np.asarray(b, dtype=np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rows = np.max(np.abs(A), axis=1, initial=0.0, where=np.isfinite(A))
+        cols = np.max(np.abs(B), axis=0, initial=0.0, where=np.isfinite(B))
+    out = np.empty((A.shape[0], B.shape[1]), np.float32)
+    size = max(1, _ROWS // max(B.shape[1], 1))
+    for lo, diff in zip(range(0, A.shape[0], size), _differences(A, B, rounding, step,
+                                                                 keep_shape=True)):
+        np.multiply.outer(rows[lo:lo + size] / 32, cols, out=out[lo:lo + size])
+        out[lo:lo + size] += diff
+    return out
+
+
+def _differences(a: np.ndarray, b: np.ndarray, rounding: str, step: int | None,
+                 keep_shape: bool = False) -> Iterator[np.ndarray]:
+    """|M(Q(A), Q(B)) - M(A, B)|, a slice of rows of the product at a time: its finite
+    elements, or with ``keep_shape`` the slice whole, non-finite elements 0."""
     A = np.asarray(a, dtype=np.float32)
     B = np.asarray(b, dtype=np.float32)
     qa = to_bfp16(A, axis=1, rounding=rounding)
     qb = to_bfp16(B, axis=0, rounding=rounding)
     rows = max(1, _ROWS // max(B.shape[1], 1))
-    worst = 0.0
     with np.errstate(invalid="ignore", over="ignore"):
         for lo in range(0, A.shape[0], rows):
             if step is None:  # the difference itself, without the products' cancellation
@@ -200,10 +238,9 @@ def product_difference(a: np.ndarray, b: np.ndarray, rounding: str,
             else:
                 diff = (_rounded_sum(qa[lo:lo + rows], qb, step)
                         - _rounded_sum(A[lo:lo + rows], B, step))
-            diff = np.abs(diff[np.isfinite(diff)])
-            if diff.size:
-                worst = max(worst, float(diff.max()))
-    return worst
+            finite = np.isfinite(diff)
+            yield np.where(finite, np.abs(diff), np.float32(0)) if keep_shape else \
+                np.abs(diff[finite])
 
 
 def _rounded_sum(a: np.ndarray, b: np.ndarray, step: int) -> np.ndarray:
@@ -229,6 +266,7 @@ def bfp16_allowance(d: Design, tensor: str, inputs: Mapping[str, np.ndarray]
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] or len(shape) != 2 \
             or (a.shape[0], b.shape[1]) != tuple(shape):
         return kernels, None
-    value = product_difference(a, b, product.rounding, product.step)
-    return kernels, Allowance(value, f"the bfp16 quantization of '{product.a}' and "
-                                     f"'{product.b}' (npu2's bf16 mmul, {product.rounding})")
+    elements = element_allowance(a, b, product.rounding, product.step)
+    return kernels, Allowance(float(elements.max(initial=0.0)),
+                              f"the bfp16 quantization of '{product.a}' and '{product.b}' "
+                              f"(npu2's bf16 mmul, {product.rounding})", elements)

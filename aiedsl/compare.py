@@ -95,13 +95,16 @@ def bf16_sum_bound(want: np.ndarray, roundings: int, floor: float = 0.0
 
 @dataclass(frozen=True)
 class Allowance:
-    """An absolute error every element of an output may have besides its dtype's tolerance, and
+    """An absolute error the elements of an output may have besides its dtype's tolerance, and
     the words that name it in the comparison's line (npu2's bfp16 quantization of a product's
     inputs: :mod:`aiedsl.bfp16_allowance`)."""
 
     value: float
+    """The allowance of every element, or with ``elements`` the largest of theirs."""
     what: str
     """``the bfp16 quantization of 'A' and 'B' (npu2's bf16 mmul, floor)``."""
+    elements: np.ndarray | None = field(default=None, compare=False)
+    """Each element's own allowance, in the output's shape; None: ``value`` for every one."""
 
 
 def allowed_bf16(rtol: float, magnitude: float, allowance: Allowance | None
@@ -119,11 +122,14 @@ def allowed_bf16(rtol: float, magnitude: float, allowance: Allowance | None
 
 def allowed(atol: float, tol: str, allowance: Allowance, add: bool) -> tuple[float, str]:
     """A float comparison's absolute tolerance with ``allowance`` added (``add``; a bf16 sum's
-    was widened by :func:`allowed_bf16` instead), and its text ``tol`` naming it::
+    was widened by :func:`allowed_bf16` instead, and one of each element's own is added element
+    by element), and its text ``tol`` naming it::
 
-        tolerance 0.0001 relative + 0.0102 absolute + 1.77 for the bfp16 quantization of 'A'
-        and 'B' (npu2's bf16 mmul, floor)
+        tolerance 0.0001 relative + 0.0102 absolute + up to 1.77 per element for the bfp16
+        quantization of 'A' and 'B' (npu2's bf16 mmul, floor)
     """
+    if allowance.elements is not None:
+        return atol, f"{tol} + up to {allowance.value:.3g} per element for {allowance.what}"
     if add:
         return atol + allowance.value, f"{tol} + {allowance.value:.3g} for {allowance.what}"
     return atol, f"{tol} and {allowance.value:.3g} for {allowance.what}"
@@ -261,7 +267,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             tol = f"tolerance {rtol:g} relative (one rounding per element)"
         elif rounds == "sum" and dtype == "bf16":
             rtol, magnitude = bf16_sum_bound(w_all, roundings, floor)
-            rtol, magnitude = allowed_bf16(rtol, magnitude, allowance)
+            if allowance is not None and allowance.elements is None:
+                rtol, magnitude = allowed_bf16(rtol, magnitude, allowance)
             atol = rtol * magnitude
             tol = (f"tolerance {rtol:.3g} x max(|expected|, {magnitude:.3g}) per element, for "
                    f"{roundings} rounding{'s' if roundings != 1 else ''} of its partial sums")
@@ -277,6 +284,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     # used (err / tol), a failing one before any passing one, ties to the larger error, then to
     # the first index. Ranking by err - tol instead named a zero-error element whose tolerance
     # is relative and whose expected value is 0 (-TINY) over one 0.5 off at 100.
+    each = None if allowance is None or allowance.elements is None else \
+        np.asarray(allowance.elements).reshape(-1)
     worst, worst_key = 0, (False, -np.inf, -np.inf)
     wrong, marked, equal = 0, 0, True
     p = _poison(dtype) if poison else None
@@ -298,6 +307,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             else:
                 bound *= rtol
                 bound += atol
+            if each is not None:
+                bound += each[lo:lo + _SLICE]
             fails = err > bound
             if positive:  # no bound is 0 (a NaN one is a non-finite element's, set below)
                 share = np.divide(err, bound, out=bound)
@@ -346,7 +357,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         note = poison_note(marked, wrong, dtype, p)
     elif not passed and got.ndim == 2 and got.shape[0] == got.shape[1] > 1 and transposed and \
             compare(name, got, np.asanyarray(want).T, dtype, nonfinite=nonfinite, rounds=rounds,
-                    transposed=False, roundings=roundings, allowance=allowance).passed:
+                    transposed=False, roundings=roundings, allowance=_transposed(allowance)
+                    ).passed:
         note = ("it equals the reference transposed: rows and columns are swapped on the way "
                 "(a tiles() order, a dims_to_stream, or the reference's own layout)")
     elif not passed and rounds == "sum" and transposed and scale > 0:
@@ -355,6 +367,14 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     return OutputCheck(name, passed, idx, float(g_all[worst]), float(w_all[worst]), worst_err,
                        tol, note, wrong=wrong, region=region, shape=got.shape, poisoned=marked,
                        masked=masked)
+
+
+def _transposed(allowance: Allowance | None) -> Allowance | None:
+    """``allowance`` of an output compared with its reference transposed: each element's own
+    allowance goes with its expected value."""
+    if allowance is None or allowance.elements is None:
+        return allowance
+    return Allowance(allowance.value, allowance.what, np.asarray(allowance.elements).T)
 
 
 def _nearest_to_failing(share: np.ndarray, err: np.ndarray, among: np.ndarray | None) -> int:
