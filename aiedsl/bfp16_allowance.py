@@ -70,17 +70,17 @@ def bfp16_operands(k: Kernel) -> tuple[int, int, int | None, str] | None:
     if not k.shipped:
         return None
     names = [a.name for a in k.args]
-    if k.reference == _reference(matmul_bfp16_ref):
+    if k.reference == reference_name(matmul_bfp16_ref):
         c = names.index("c")
         dt = np.dtype(lookup_dtype(k.args[c].dtype).numpy)
         return names.index("a"), names.index("b"), c, mm_rounding(dt)
-    if k.reference == _reference(matmul_cascade_bfp16_ref):
+    if k.reference == reference_name(matmul_cascade_bfp16_ref):
         return (names.index("a"), names.index("b"), names.index("c") if "c" in names else None,
                 CASCADE_ROUNDING)
     return None
 
 
-def _reference(fn: Callable[..., None]) -> str:
+def reference_name(fn: Callable[..., None]) -> str:
     """How a kernel's IR names reference ``fn`` (:attr:`aiedsl.ir.Kernel.reference`)."""
     return f"{fn.__module__}:{fn.__qualname__}"
 
@@ -124,9 +124,12 @@ def _drains(d: Design, flow: Dataflow, fifo: str) -> set[str]:
     return out
 
 
-def bfp16_product(d: Design, tensor: str) -> tuple[tuple[str, ...], Bfp16Product | None]:
-    """The bfp16 kernels (:func:`bfp16_operands`) whose results reach output ``tensor``
-    (through fifos, links, other cores and cascades), and
+def bfp16_product(d: Design, tensor: str,
+                  operands: Callable[[Kernel], tuple[int, int, int | None, str] | None]
+                  = bfp16_operands) -> tuple[tuple[str, ...], Bfp16Product | None]:
+    """The bfp16 kernels (:func:`bfp16_operands`, or the kernels ``operands`` finds the A, B
+    and C of) whose results reach output ``tensor`` (through fifos, links, other cores and
+    cascades), and
     the product they store into it when it can be told: every one's A from one host tensor,
     its B from another, one rounding mode (and, for a bf16 C, one K step), and the C of at
     least one drained into ``tensor`` through fifos and links alone. ``((), None)`` when no
@@ -155,7 +158,7 @@ def bfp16_product(d: Design, tensor: str) -> tuple[tuple[str, ...], Bfp16Product
             if not isinstance(op, Call):
                 continue
             k = kernels[op.kernel]
-            how = bfp16_operands(k)
+            how = operands(k)
             if how is None:
                 continue
             if k.symbol not in found:

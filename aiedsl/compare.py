@@ -135,6 +135,28 @@ def allowed(atol: float, tol: str, allowance: Allowance, add: bool) -> tuple[flo
     return atol, f"{tol} and {allowance.value:.3g} for {allowance.what}"
 
 
+@dataclass(frozen=True)
+class Terms:
+    """The bound of each element's sum of |terms| in an f32 output that is the product of host
+    tensors ``a`` (M x K) and ``b`` (K x N): ``rows[i] * cols[j]`` (``K * max|A[i]|`` and
+    ``max|B[:, j]|``, :mod:`aiedsl.product_terms`)."""
+
+    rows: np.ndarray = field(compare=False)
+    cols: np.ndarray = field(compare=False)
+    a: str
+    b: str
+
+    def atol(self, lo: int, size: int, atol: float, atol_rel: float) -> np.ndarray:
+        """The absolute tolerances of the ``size`` elements from flat index ``lo``:
+        ``atol_rel`` of their bound, at most ``atol``."""
+        n = self.cols.size
+        first = lo // n
+        last = (lo + size - 1) // n + 1
+        bound = np.multiply.outer(self.rows[first:last], self.cols).reshape(-1)
+        bound = bound[lo - first * n:lo - first * n + size] * atol_rel
+        return np.minimum(bound, atol, out=bound)
+
+
 TINY = 2.0 ** -126
 """The smallest normal f32 and bf16 magnitude: the absolute tolerance of an output with one
 rounding per element (the cores flush subnormals to zero)."""
@@ -233,7 +255,8 @@ _SLICE = 1 << 18
 def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
             nonfinite: bool = False, rounds: Rounding = "sum", scale: float = 0.0,
             transposed: bool = True, floor: float = 0.0, poison: bool = False,
-            roundings: int = 1, allowance: Allowance | None = None) -> OutputCheck:
+            roundings: int = 1, allowance: Allowance | None = None,
+            terms: Terms | None = None) -> OutputCheck:
     """Compare ``got`` with ``want`` at the tolerance of ``dtype`` (in slices, to bound memory).
 
     ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
@@ -252,8 +275,12 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     (npu2's bfp16 quantization of a product's inputs, :mod:`aiedsl.bfp16_allowance`), added to
     the float tolerance and named in its text (:func:`allowed`). An output whose every element
     equals the reference's is a PASS "exact", naming no worst element.
+    ``terms``: for an f32 sum that is a matrix product, the bound of each element's sum of
+    |terms| (:mod:`aiedsl.product_terms`): an element's absolute tolerance is the same fraction
+    of it where it is below the largest |expected|.
     """
     g_all = got.reshape(-1)
+    cap: Terms | None = None  # per-element absolute tolerances (of an f32 product's terms)
     mask, data = unmasked(want)  # a numpy.ma reference result: its masked elements are skipped
     skip = None if mask is None else np.asarray(mask).reshape(-1)
     if skip is not None and not skip.any():
@@ -275,6 +302,12 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
         else:
             atol = atol_rel * max(largest([w_all]), floor)
             tol = f"tolerance {rtol:g} relative + {atol:.3g} absolute"
+            if terms is not None and rounds == "sum" and got.ndim == 2 and \
+                    (terms.rows.size, terms.cols.size) == got.shape and \
+                    float(terms.rows.min()) * float(terms.cols.min()) < atol / atol_rel:
+                cap = terms  # some element's terms are smaller than the largest |expected|
+                tol += (f", or {atol_rel:g} of K x max|{terms.a}[i]| x max|{terms.b}[:, j]| "
+                        "where less")
         if allowance is not None:
             atol, tol = allowed(atol, tol, allowance, magnitude is None)
     else:
@@ -292,7 +325,8 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     low = [math.inf] * got.ndim  # per axis, the least and greatest index of a wrong element
     # every element's bound is above 0 (the share of its tolerance an error uses is a plain
     # quotient) unless the tolerance is exact or relative to a value that may be 0
-    positive = atol > 0 and (magnitude is None or rtol > 0)
+    positive = atol > 0 and (magnitude is None or rtol > 0) and (
+        cap is None or float(cap.rows.min()) * float(cap.cols.min()) > 0)
     high = [-1] * got.ndim
     for lo in range(0, g_all.size, _SLICE):
         g = g_all[lo:lo + _SLICE].astype(np.float64)
@@ -306,7 +340,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
                 bound *= rtol
             else:
                 bound *= rtol
-                bound += atol
+                bound += atol if cap is None else cap.atol(lo, g.size, atol, atol_rel)
             if each is not None:
                 bound += each[lo:lo + _SLICE]
             fails = err > bound

@@ -19,6 +19,7 @@ from aiedsl.ir.program import rounding
 from aiedsl.ir.roundings import sum_roundings
 from aiedsl.ir.runtime import Transfer
 from aiedsl.notes import zero_example
+from aiedsl.product_terms import product_terms
 
 
 def note_aliases(checks: list[OutputCheck], inputs: Iterable[str]) -> None:
@@ -45,7 +46,9 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     bfp16 = {n: bfp16_allowance(d, n, inputs) for n in outputs}
     checks = [compare(n, outputs[n], expected[n], d.tensor(n).type.dtype, nonfinite=nonfinite,
                       rounds=rounds[n], poison=poison, roundings=times[n],
-                      allowance=bfp16[n][1]) for n in outputs]
+                      allowance=bfp16[n][1],
+                      terms=product_terms(d, n, inputs) if rounds[n] == "sum" else None)
+              for n in outputs]
     failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
     if failed:  # the inputs' scale, read only for the note of a FAIL
         scale = largest(inputs.values())

@@ -1,0 +1,79 @@
+"""How large the terms of each element of a traced matrix product are: the scale an f32 sum's
+rounding follows, element by element.
+
+An f32 output that a kernel sums into is compared with an absolute tolerance of 1e-4 of the
+largest |expected| (:data:`aiedsl.compare.TOLERANCE`): the partial sums scale with the inputs,
+and where terms cancel they are larger than the element itself. But the largest |expected| is
+one element's. A few rows of A far larger than the rest (outlier activations) made it theirs,
+and every other element's check then allowed errors of their size: with one row of A ten
+thousand times the rest, a reference with half of C zeroed passed. Where the output is a
+product of host tensors A (M x K) and B (K x N) that the library's matmul kernels store
+(traced as :func:`aiedsl.bfp16_allowance.bfp16_product` traces npu2's), element (i, j) sums K
+terms of at most ``max|A[i]| * max|B[:, j]|`` each: its absolute tolerance is 1e-4 of that
+bound, ``K * max|A[i]| * max|B[:, j]|``, where it is below the largest |expected|. The bound
+is at least the element's own sum of |terms|, which its rounding follows, so no correct run
+fails for it that passed before unless its terms' rounding errors add up over thousands of
+terms without cancelling (which the relative part covers where the terms share a sign); a
+wrong element in an ordinary row is no longer hidden by the largest row.
+
+>>> a = np.array([[1.0, 1.0], [1000.0, 1.0]], np.float32)
+>>> rows, cols = term_bounds(a, np.ones((2, 3), np.float32))
+>>> rows.tolist(), cols.tolist()
+([2.0, 2000.0], [1.0, 1.0, 1.0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from aiedsl.bfp16_allowance import bfp16_operands, bfp16_product, reference_name
+from aiedsl.compare import Terms
+from aiedsl.ir.design import Design
+from aiedsl.ir.kernel import Kernel
+from aiedsl.kernels.cascade import matmul_cascade_ref
+from aiedsl.kernels.matmul import matmul_ref
+
+__all__ = ["matmul_operands", "product_terms", "term_bounds"]
+
+
+def matmul_operands(k: Kernel) -> tuple[int, int, int | None, str] | None:
+    """For a library matmul kernel (npu1's exact ones and npu2's bfp16 ones): the positions of
+    its A, B and stored C arguments (None: it puts its sums on the cascade), and the rounding
+    mode of its quantization ("" where there is none); None for any other kernel."""
+    found = bfp16_operands(k)
+    if found is not None or not k.shipped:
+        return found
+    names = [a.name for a in k.args]
+    if k.reference in (reference_name(matmul_ref), reference_name(matmul_cascade_ref)):
+        return names.index("a"), names.index("b"), names.index("c") if "c" in names else None, ""
+    return None
+
+
+def term_bounds(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(K * max|A[i]|, max|B[:, j]|)`` as float64 vectors: their outer product bounds the sum
+    of |terms| of each element of ``A @ B`` (non-finite values left out)."""
+    A = np.asarray(a, dtype=np.float32)
+    B = np.asarray(b, dtype=np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rows = np.max(np.abs(A), axis=1, initial=0.0, where=np.isfinite(A))
+        cols = np.max(np.abs(B), axis=0, initial=0.0, where=np.isfinite(B))
+    return rows.astype(np.float64) * A.shape[1], cols.astype(np.float64)
+
+
+def product_terms(d: Design, tensor: str, inputs: Mapping[str, np.ndarray]) -> Terms | None:
+    """:func:`term_bounds` of output ``tensor`` when it is an f32 product the library's matmuls
+    store, from host tensors A (M x K) and B (K x N) among the run's ``inputs`` (one of each);
+    None otherwise."""
+    t = d.tensor(tensor).type
+    if t.dtype != "f32" or len(t.shape) != 2:
+        return None
+    _, product = bfp16_product(d, tensor, matmul_operands)
+    if product is None or product.a not in inputs or product.b not in inputs:
+        return None
+    a, b = np.asarray(inputs[product.a]), np.asarray(inputs[product.b])
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] \
+            or (a.shape[0], b.shape[1]) != tuple(t.shape):
+        return None
+    return Terms(*term_bounds(a, b), product.a, product.b)

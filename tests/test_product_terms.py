@@ -1,0 +1,77 @@
+"""An f32 product's absolute tolerance follows each element's own terms where they are smaller
+than the largest |expected|: a few large rows of A (outlier activations) no longer hide a wrong
+element elsewhere (a numerics tester's find)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+from aiedsl.compare import Terms, compare
+from aiedsl.loader import load_design
+from aiedsl.output_checks import compare_outputs
+from aiedsl.product_terms import product_terms, term_bounds
+from aiedsl.sim import simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+GEMM = ROOT / "designs" / "gemm_bf16.py"
+SMALL = {"M": "128", "K": "256", "N": "128", "ROWS": "2", "COLS": "2"}
+
+
+def _inputs(scale: float) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((128, 256)).astype(np.float32)
+    a[0] *= scale  # one row of large activations
+    b = rng.standard_normal((256, 128)).astype(np.float32)
+    return {"A": a.astype(ml_dtypes.bfloat16), "B": b.astype(ml_dtypes.bfloat16)}
+
+
+def test_a_reference_with_half_of_c_zeroed_fails_beside_one_large_row() -> None:
+    handle = load_design(GEMM, SMALL)
+    inputs = _inputs(1e4)
+    got = simulate(handle, inputs, check=False).outputs["C"]
+    want = handle.expected(inputs)["C"]
+    assert compare_outputs(handle.ir, {"C": got}, {"C": want}, inputs)[0].passed
+    want[64:] = 0
+    check = compare_outputs(handle.ir, {"C": got}, {"C": want}, inputs)[0]
+    assert check.line() == (
+        "FAIL C: worst element [90, 94] got 56.8262 want 0 (|error| 56.8; tolerance 0.0001 "
+        "relative + 46.7 absolute, or 0.0001 of K x max|A[i]| x max|B[:, j]| where less)\n"
+        "  wrong: 8,085 of 16,384 elements (49.3%), all within [64:128, 0:128]")
+    # the largest |expected| alone (46.7 absolute) let all but 32 of them pass
+    assert compare("C", got, want, "f32").wrong == 32
+
+
+def test_inputs_of_one_scale_keep_the_tolerance_of_the_largest_expected_value() -> None:
+    result = simulate(load_design(GEMM, SMALL))
+    assert [c.line() for c in result.checks] == [
+        "PASS C: worst element [73, 32] got 38.9619 want 38.9619 (|error| 1.53e-05; tolerance "
+        "0.0001 relative + 0.00658 absolute)"]
+
+
+def test_the_bound_is_k_times_a_rows_largest_times_b_columns_largest() -> None:
+    a = np.array([[1.0, -3.0], [np.inf, 0.5]], np.float32)
+    b = np.array([[2.0, 0.0], [-1.0, 4.0]], np.float32)
+    rows, cols = term_bounds(a, b)
+    assert rows.tolist() == [6.0, 1.0] and cols.tolist() == [2.0, 4.0]
+    # every element's sum of |terms| is within it
+    terms = np.abs(np.nan_to_num(a, posinf=0))[:, :, None] * np.abs(b)[None]
+    assert (terms.sum(axis=1) <= np.multiply.outer(rows, cols)).all()
+
+
+def test_an_output_that_is_no_traced_product_has_no_terms() -> None:
+    handle = load_design(ROOT / "designs" / "passthrough.py")
+    name = handle.outputs[0]
+    assert product_terms(handle.ir, name, {}) is None
+
+
+def test_an_element_whose_terms_are_all_zero_must_be_exact() -> None:
+    terms = Terms(np.array([0.0, 8.0]), np.array([1.0, 1.0]), "A", "B")
+    want = np.array([[0.0, 0.0], [100.0, 1.0]], np.float32)
+    off = want.copy()
+    off[0, 0] = 1e-3  # a row of A of zeros makes no error at all
+    check = compare("C", off, want, "f32", terms=terms)
+    assert not check.passed and check.worst_index == (0, 0)
+    assert compare("C", want.copy(), want, "f32", terms=terms).passed
