@@ -49,6 +49,7 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
                       allowance=bfp16[n][1],
                       terms=product_terms(d, n, inputs) if rounds[n] == "sum" else None)
               for n in outputs]
+    note_nonfinite_inputs(checks, d, inputs, bfp16)
     failed = [c for c in checks if not c.passed and c.note is None and rounds[c.name] == "sum"]
     if failed:  # the inputs' scale, read only for the note of a FAIL
         scale = largest(inputs.values())
@@ -64,6 +65,38 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     note_narrow_reference(checks, d, expected)
     note_saturated(checks, d, expected)
     return checks
+
+
+def note_nonfinite_inputs(checks: list[OutputCheck], d: Design,
+                          inputs: Mapping[str, np.ndarray],
+                          bfp16: Mapping[str, tuple[tuple[str, ...], Allowance | None]]) -> None:
+    """Under a FAIL whose wrong NaNs looked like the simulator's unwritten memory, when an input
+    holds an infinity or a NaN: say that they may come from it instead (npu2's bfp16 unit, as
+    modelled, makes a block holding one all NaN) rather than that memory was read unwritten."""
+    suspects = [c for c in checks if not c.passed and c.poisoned
+                and lookup_dtype(d.tensor(c.name).type.dtype).is_float]
+    if not suspects:
+        return
+    wild = {n: int(np.count_nonzero(~np.isfinite(np.asarray(a, np.float32))))
+            for n, a in inputs.items()
+            if np.asarray(a).dtype.kind == "f" or np.asarray(a).dtype.name == "bfloat16"}
+    wild = {n: count for n, count in wild.items() if count}
+    if not wild:
+        return
+    if len(wild) == 1:
+        (name, count), = wild.items()
+        held = f"input '{name}' holds {count:,} infinit{'y' if count == 1 else 'ies'} or NaN" \
+            + ("" if count == 1 else "s")
+    else:
+        held = "inputs " + " and ".join(f"'{n}' ({count:,})" for n, count in wild.items()) \
+            + " hold infinities or NaNs"
+    for c in suspects:
+        c.poisoned = 0
+        c.note = f"{held}, from which the wrong NaNs may come"
+        if bfp16.get(c.name, ((), None))[0]:
+            c.note += (": npu2's bfp16 unit, as aiedsl models it, makes a block of 8 values "
+                       "holding one all NaN (what the NPU does is not known: "
+                       "aiedsl/kernels/bfp16.py)")
 
 
 def note_bfp16(checks: list[OutputCheck], d: Design,

@@ -330,6 +330,28 @@ def test_each_element_is_allowed_its_own_difference_not_the_largest() -> None:
     assert allowance.elements[0].min() > 50 * allowance.elements[1:].max()
 
 
+def test_nans_an_input_infinity_makes_are_not_blamed_on_unwritten_memory() -> None:
+    """An infinity in A makes its blocks NaN on npu2 (as modelled): the FAIL said the NaNs
+    were read before anything wrote them, and to zero the accumulators (a numerics tester's
+    find)."""
+    handle = load_design(BF16, {"M": "128", "K": "256", "N": "128", "ROWS": "2", "COLS": "2"},
+                         device="npu2")
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((128, 256)).astype(np.float32)
+    a[0, 0] = np.inf
+    inputs = {"A": a.astype(BF16_NP),
+              "B": rng.standard_normal((256, 128)).astype(np.float32).astype(BF16_NP)}
+    got = simulate(handle, inputs, check=False).outputs["C"]
+    want = inputs["A"].astype(np.float32) @ inputs["B"].astype(np.float32)
+    check = compare_outputs(handle.ir, {"C": got}, {"C": want}, inputs, nonfinite=True,
+                            poison=True)[0]
+    assert not check.passed and check.poisoned == 0
+    assert check.note == (
+        "input 'A' holds 1 infinity or NaN, from which the wrong NaNs may come: npu2's bfp16 "
+        "unit, as aiedsl models it, makes a block of 8 values holding one all NaN (what the NPU "
+        "does is not known: aiedsl/kernels/bfp16.py)")
+
+
 def test_a_fail_it_cannot_allow_for_says_why() -> None:
     d, inputs, outputs, expected, _ = _gemm_npu2()
     # without A, the product cannot be measured
