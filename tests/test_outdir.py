@@ -286,7 +286,10 @@ def test_a_file_put_in_while_a_build_writes_is_moved_into_the_new_build_not_dele
         "the build replaced it: aiedsl did not write them, so they were moved into the new "
         "build, not deleted\n"
         "  fix: move them out of p (a build directory holds only what aiedsl writes: the next "
-        "build of p refuses to start while they are there)\n")
+        "build of p refuses to start while they are there)\n"
+        "note [output directory]: p no longer holds aie.xclbin, insts.bin, the toolchain's "
+        "outputs of its previous build: aie.mlir changed, so they were not this build's; run "
+        "its build.sh (or build --compile) to make them again\n")
     gen = _gen(8192)
     tree = _tree(out)
     assert tree.pop(MARKER) is not None
@@ -421,6 +424,23 @@ def test_a_killed_build_leaves_the_previous_build_whole_and_the_next_build_clean
     _assert_whole(out, {**_build_of(gen), "aie.xclbin": before["aie.xclbin"],
                         "insts.bin": before["insts.bin"]})  # same design: its outputs kept
     assert os.listdir(tmp_path) == ["p"]
+
+
+def test_a_rebuild_of_other_tool_inputs_says_which_tool_outputs_it_did_not_keep(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The first rebuild after an upgrade, whose kernel C++ differed in a comment, dropped the
+    xclbin, instructions and objects build.sh had made, and said nothing (a tester's find)."""
+    out = tmp_path / "p"
+    _compiled_build(out, _gen())
+    capsys.readouterr()
+    write(_gen(), out)  # the same inputs: the outputs stay, and nothing is said
+    assert (out / "aie.xclbin").exists() and capsys.readouterr().err == ""
+    write(_gen(8192), out)
+    assert not (out / "aie.xclbin").exists()
+    assert capsys.readouterr().err == (
+        f"note [output directory]: {out} no longer holds aie.xclbin, insts.bin, the "
+        "toolchain's outputs of its previous build: aie.mlir changed, so they were not this "
+        "build's; run its build.sh (or build --compile) to make them again\n")
 
 
 def _killed_builds_staging(out: Path) -> Path:

@@ -29,7 +29,8 @@ from aiedsl.builddir.marker import (
     digest, digests_of, entries, owned_in, read_marker, relist, write_marker,
 )
 from aiedsl.builddir.refuse import (
-    OlderBuild, _refuse_edited, _refuse_foreign, _refuse_other_build, check_output_dir,
+    OlderBuild, _changed_inputs, _refuse_edited, _refuse_foreign, _refuse_other_build,
+    check_output_dir,
 )
 from aiedsl.builddir.swap import _carried, _carry, _rename_new, _same_inputs, _swap
 from aiedsl.errors import printable
@@ -88,8 +89,12 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                 # again: now no other aiedsl build can change it
                 _refuse_foreign(out, shown, locked=True, older_build=older_build)
                 _refuse_edited(out, shown)
-                carried = _carried(out, set(files)) \
-                    if out.is_dir() and _same_inputs(out, files, tool_input) else []
+                same = out.is_dir() and _same_inputs(out, files, tool_input)
+                carried = _carried(out, set(files)) if same else []
+                # the previous build's tool outputs, made from other inputs: not carried
+                dropped = _carried(out, set(files)) if out.is_dir() and not same else []
+                changed = _changed_inputs(out, files, tool_input) \
+                    if dropped and tool_input is not None else []
                 new = staging / NEW
                 new.mkdir()
                 # First, what is to be written: a killed build's staged build is known for
@@ -116,6 +121,10 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                     if os.path.isdir(staging / name):
                         _clear_old(staging / name, before, out, shown, staging)
             yield shown
+            # after the block: what a compile in it made again is not gone
+            gone = [rel for rel in dropped if not os.path.lexists(out / rel)]
+            if gone:
+                warn(_dropped(gone, changed, shown))
     except BaseException:
         if not swapped:
             unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
@@ -165,6 +174,19 @@ def _moved_back(back: list[str], shown: Path) -> str:
             f"it: aiedsl did not write {it}, so {was} moved into the new build, not deleted\n"
             f"  fix: move {it} out of {label} (a build directory holds only what aiedsl "
             f"writes: the next build of {label} refuses to start while {is_} there)\n")
+
+
+def _dropped(dropped: list[str], changed: list[str], shown: Path) -> str:
+    """The note for the previous build's tool outputs (``dropped``: an xclbin, instructions,
+    objects, logs) that a build of other tool inputs (``changed``) did not keep, and no compile
+    after it made again: silently, a long compile was gone after a rebuild whose kernel C++
+    changed in a comment (a tester)."""
+    tops = sorted({rel.split("/")[0] + ("/" if "/" in rel else "") for rel in dropped})
+    named = ", ".join(tops[:6]) + (f" and {len(tops) - 6} more" if len(tops) > 6 else "")
+    why = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+    return (f"note [output directory]: {printable(shown)} no longer holds {printable(named)}, "
+            f"the toolchain's outputs of its previous build: {printable(why)} changed, so they "
+            "were not this build's; run its build.sh (or build --compile) to make them again\n")
 
 
 def _executable(path: Path) -> None:
