@@ -443,6 +443,31 @@ def test_a_rebuild_of_other_tool_inputs_says_which_tool_outputs_it_did_not_keep(
         "build's; run its build.sh (or build --compile) to make them again\n")
 
 
+def test_a_rebuild_of_a_build_whose_marker_has_no_digests_says_an_edit_was_not_told(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An older aiedsl's marker records no digests: a hand edit there is replaced as before
+    (refusing would refuse every such build), but no longer without a word (a tester)."""
+    out = tmp_path / "p"
+    write(_gen(), out)
+    marker = read_marker(out)
+    assert marker is not None
+    del marker["digests"]
+    (out / MARKER).write_text(json.dumps(marker))
+    with open(out / "aie.mlir", "a") as f:
+        f.write("// hand tuned\n")
+    capsys.readouterr()
+    write(_gen(), out)
+    assert "hand tuned" not in (out / "aie.mlir").read_text()
+    assert capsys.readouterr().err == (
+        f"note [output directory]: {out} was written by an older aiedsl, which recorded no "
+        "digest of its files: a file edited there by hand could not be told from aiedsl's, and "
+        "was replaced; from this build on, an edited file is refused instead\n")
+    with open(out / "aie.mlir", "a") as f:
+        f.write("// hand tuned\n")
+    with pytest.raises(DesignError, match="edited since"):
+        write(_gen(), out)
+
+
 def _killed_builds_staging(out: Path) -> Path:
     """The staging folder a build of ``out`` killed midway (SIGKILL) leaves, its pid file as
     that build wrote it."""

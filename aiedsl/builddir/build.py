@@ -89,6 +89,9 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
                 # again: now no other aiedsl build can change it
                 _refuse_foreign(out, shown, locked=True, older_build=older_build)
                 _refuse_edited(out, shown)
+                # a marker of an aiedsl before digests: an edit there could not be told
+                old_marker = read_marker(out) if out.is_dir() else None
+                undigested = old_marker is not None and "digests" not in old_marker
                 same = out.is_dir() and _same_inputs(out, files, tool_input)
                 carried = _carried(out, set(files)) if same else []
                 # the previous build's tool outputs, made from other inputs: not carried
@@ -125,6 +128,8 @@ def building(out_dir: str | Path, files: dict[str, str], *, design: str,
             gone = [rel for rel in dropped if not os.path.lexists(out / rel)]
             if gone:
                 warn(_dropped(gone, changed, shown))
+            if undigested:
+                warn(_undigested(shown))
     except BaseException:
         if not swapped:
             unmake_dirs(made)  # a failed build leaves nothing, not even the folders above it
@@ -187,6 +192,17 @@ def _dropped(dropped: list[str], changed: list[str], shown: Path) -> str:
     return (f"note [output directory]: {printable(shown)} no longer holds {printable(named)}, "
             f"the toolchain's outputs of its previous build: {printable(why)} changed, so they "
             "were not this build's; run its build.sh (or build --compile) to make them again\n")
+
+
+def _undigested(shown: Path) -> str:
+    """The note for a rebuild of a build directory whose marker, an older aiedsl's, holds no
+    digests: a file edited there by hand could not be told from the generated one, and was
+    replaced (a tester upgrading aiedsl lost hand edits without a word)."""
+    label = printable(shown)
+    return (f"note [output directory]: {label} was written by an older aiedsl, which recorded "
+            "no digest of its files: a file edited there by hand could not be told from "
+            "aiedsl's, and was replaced; from this build on, an edited file is refused "
+            "instead\n")
 
 
 def _executable(path: Path) -> None:
