@@ -293,6 +293,25 @@ def test_simulate_placed_takes_a_placed_design_of_its_handle(built: tuple[Any, s
         "its build's design.json), or leave placed= out"]
 
 
+def test_simulate_placed_refuses_a_design_of_other_kernels() -> None:
+    """An older build's design.json beside an upgraded design file: the same host tensors,
+    other kernels. It ran its own kernels against the handle's reference, a FAIL that blamed
+    the design (a tester upgrading aiedsl)."""
+    handle = load_design(ROOT / "designs" / "gemm_i8.py", {"M": "256", "K": "256", "N": "256"})
+    old = load_design(ROOT / "designs" / "gemm_i8.py",
+                      {"M": "256", "K": "256", "N": "256", "SHIFT": "4"})
+    with pytest.raises(DesignError) as e:
+        simulate(handle, placed=check_design(old.ir)[0])
+    lines = str(e.value).splitlines()
+    assert lines[0].endswith(
+        "error [design IR]: simulate(placed=...): the placed design 'gemm_i8' is not of "
+        "'gemm_i8': its kernels differ (matmul_narrow_i8_i8_64x64_4x8x8_shift4 only in the "
+        "placed design)")
+    assert lines[3] == ("  fix: give the placed design of this handle's design "
+                        "(check_design(handle.ir)[0], or its build's design.json), or leave "
+                        "placed= out")
+
+
 def test_the_simulator_runs_a_loop_of_count_0_no_times_as_scf_for(
         built: tuple[Any, str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Past validation (which refuses it), the simulator ran such a loop's body once before
