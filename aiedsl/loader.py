@@ -292,8 +292,12 @@ def _load(path: str | Path, defines: Mapping[str, object] | None, device: str | 
     if path.suffix != ".py":  # run as Python, a README or a kernel's C++ fails at a syntax error
         raise DesignError("design file", f"{shown} is not a Python file", found=shown, loc=caller,
                           limit="a design file ends in .py",
-                          fix="give the .py file that defines the @design (a kernel's C++ is "
-                          "tested with `aiedsl kernel test FILE.cc`)")
+                          fix="give the .py file that defines the @design (" + (
+                              "a build's design.json is read from Python: "
+                              "aiedsl.build(aiedsl.DesignHandle(aiedsl.load_json(PATH)))"
+                              if path.suffix == ".json" else
+                              "a kernel's C++ is tested with `aiedsl kernel test FILE.cc`")
+                          + ")")
     try:
         shown.encode("utf-8")
     except UnicodeEncodeError:  # bytes no encoding names: the design's lines could not be

@@ -3088,6 +3088,10 @@ def test_design_file_that_is_not_python(design_file: DesignFile) -> None:
         "  fix: give the .py file that defines the @design (a kernel's C++ is tested with "
         "`aiedsl kernel test FILE.cc`)"
     )
+    Path("design.json").write_text("{}")
+    assert cli_load_error("design.json", {}).splitlines()[-1] == (
+        "  fix: give the .py file that defines the @design (a build's design.json is read from "
+        "Python: aiedsl.build(aiedsl.DesignHandle(aiedsl.load_json(PATH))))")
 
 
 # -- the command line ----------------------------------------------------------------------------

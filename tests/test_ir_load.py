@@ -192,12 +192,14 @@ def test_another_version_of_the_ir_is_refused_before_its_fields_are_read(
         "the design IR\n"
         "  limit: ir_version 1\n"
         "  found: ir_version 99\n"
-        "  fix: rebuild the design with this aiedsl (aiedsl build) for a design.json it reads")
+        "  fix: upgrade aiedsl to one that reads it (a newer aiedsl wrote it)")
     with pytest.raises(DesignError) as e:
         load_json(edited(built[1], lambda d: d.pop("ir_version")))
     assert str(e.value).splitlines()[0] == (
         "error [design IR]: the design IR text: ir_version is missing: this aiedsl reads version "
         "1 of the design IR")
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: rebuild the design with this aiedsl (aiedsl build) for a design.json it reads")
     with pytest.raises(DesignError) as e:  # built by pydantic alone, it reaches the checks
         check_design(Design.model_validate_json(edited(built[1],
                                                        lambda d: d.update(ir_version=99))))

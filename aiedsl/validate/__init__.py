@@ -70,7 +70,9 @@ def _version_error(where: str, given: bool, version: object, loc: Loc | None) ->
         RULE, f"{where}: ir_version {said}: this aiedsl reads version {IR_VERSION} of the "
         "design IR", loc=loc, limit=f"ir_version {IR_VERSION}",
         found=f"ir_version {json.dumps(version)}" if given else "no ir_version",
-        fix="rebuild the design with this aiedsl (aiedsl build) for a design.json it reads")
+        fix="upgrade aiedsl to one that reads it (a newer aiedsl wrote it)"
+        if isinstance(version, int) and not isinstance(version, bool) and version > IR_VERSION
+        else "rebuild the design with this aiedsl (aiedsl build) for a design.json it reads")
 
 
 def _run(v: Validator, placed: bool) -> None:
