@@ -635,6 +635,41 @@ def test_an_interrupted_command_says_aborted_and_exits_130(
     assert capsys.readouterr() == ("", "aborted\n")
 
 
+@pytest.mark.parametrize("stop, code, by", [
+    (KeyboardInterrupt(), 130, "Ctrl-C (SIGINT)"), ("SIGTERM", 143, "SIGTERM")])
+def test_an_interrupted_run_writes_its_stats_file_in_place_of_the_last_runs(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, tmp_path: Path,
+        stop: object, code: int, by: str) -> None:
+    """A CI job's timeout (SIGTERM) left the previous run's stats file, "passed": true, in
+    place (a tester's find)."""
+    import signal
+
+    import aiedsl.sim
+    from aiedsl.cli.process import main
+
+    stats = tmp_path / "s.json"
+    main(["sim", str(ROOT / "designs" / "passthrough.py"), "--stats", str(stats)])
+    assert json.loads(stats.read_text())["passed"] is True
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        if isinstance(stop, BaseException):
+            raise stop
+        os.kill(os.getpid(), getattr(signal, str(stop)))  # as a CI job's timeout sends it
+
+    monkeypatch.setattr(aiedsl.sim, "simulate", interrupted)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as e:
+        main(["sim", str(ROOT / "designs" / "passthrough.py"), "--stats", str(stats)])
+    assert e.value.code == code
+    from aiedsl.version import __version__
+
+    assert json.loads(stats.read_text()) == {
+        "generator": f"aiedsl {__version__}", "design": "passthrough", "device": "npu1_1col",
+        "passed": False, "error": {"exit_code": code, "rule": "interrupted",
+                                   "message": f"stopped by {by} before it ended",
+                                   "file": None, "line": None}}
+
+
 def test_ctrl_c_wrapped_by_pydantics_serializer_still_aborts(
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
     """Ctrl-C while design.json was serialized came out as pydantic's own error: a traceback and

@@ -23,7 +23,7 @@ import typer
 
 from aiedsl.cli.common import (
     CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, named_dir,
-    named_file, say,
+    Stopped, named_file, say,
 )
 from aiedsl.cli.kernel import kernel_app
 from aiedsl.cli.reports import print_table, print_usage, report_build, report_compile, report_run
@@ -478,9 +478,10 @@ def run_(
 def _stats_of_an_end(stats: Optional[str], design: str,
                      device: Optional[str]) -> Iterator[None]:
     """Around the work of a ``sim`` or ``run`` given ``--stats``: an error that ends it (exit 2
-    to 5) writes the file saying so, in place of an earlier run's (a CI tester's dashboard
-    read the last run's "passed": true after a hang). A file aiedsl may not write (not its
-    own, or refused already) is left alone, and the error itself is said."""
+    to 5), or an interrupt (Ctrl-C, SIGTERM: a CI job's timeout), writes the file saying so,
+    in place of an earlier run's (a CI tester's dashboard read the last run's "passed": true
+    after a hang). A file aiedsl may not write (not its own, or refused already) is left
+    alone, and the error itself is said."""
     from aiedsl.errors import DesignError
 
     try:
@@ -492,6 +493,16 @@ def _stats_of_an_end(stats: Optional[str], design: str,
             try:
                 write_stats(failure_stats(e, design, device), stats)
             except (DesignError, OSError):
+                pass
+        raise
+    except KeyboardInterrupt as e:
+        if stats:
+            from aiedsl.cli.run_stats import interrupted_stats, write_stats
+
+            try:
+                write_stats(interrupted_stats(
+                    design, device, e.signal if isinstance(e, Stopped) else None), stats)
+            except (DesignError, OSError, KeyboardInterrupt):
                 pass
         raise
 

@@ -89,6 +89,15 @@ StatsOpt = typer.Option(None, "--stats", metavar="FILE", callback=named_file,
 # would show its type ("<int range>", "<path>").
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised as Ctrl-C is, so that every cleanup Ctrl-C runs runs for them
+    too: ``signal`` is its number (the command exits 128 + it)."""
+
+    def __init__(self, signal: int) -> None:
+        super().__init__()
+        self.signal = signal
+
+
 def say(text: str = "") -> None:
     """Print a line to stdout as it is: no markup, no wrapping (piped output stays greppable).
 

@@ -20,7 +20,7 @@ from typing import Any, List, Optional
 import typer
 
 from aiedsl.cli.commands import app
-from aiedsl.cli.common import STDOUT_CLOSED, reader_may_leave, stdout_failed, tell
+from aiedsl.cli.common import STDOUT_CLOSED, Stopped, reader_may_leave, stdout_failed, tell
 from aiedsl.text import printable, short_numbers, whole_ints
 
 
@@ -83,7 +83,7 @@ class _Stop:
             return
         if self.signal is None:  # a second one would break off the cleanup the first started
             self.signal = number
-            raise KeyboardInterrupt
+            raise Stopped(number)
 
     def exit_code(self) -> int:
         return _INTERRUPTED if self.signal is None else 128 + self.signal

@@ -119,6 +119,21 @@ def failure_stats(e: DesignError, design: str, device: str | None) -> dict[str, 
                       "line": loc.line if loc is not None else None}}
 
 
+def interrupted_stats(design: str, device: str | None, signal: int | None) -> dict[str, Any]:
+    """The stats document of a run stopped by Ctrl-C (``signal`` None) or by ``signal``
+    (SIGTERM, SIGHUP) before it had results: ``passed`` false and an ``error`` of rule
+    ``interrupted``, so that an earlier run's file does not stand for it (a CI job's timeout
+    left the last run's "passed": true)."""
+    import signal as signals
+
+    name = "Ctrl-C (SIGINT)" if signal is None else signals.Signals(signal).name
+    return {"generator": f"aiedsl {__version__}", "design": design, "device": device,
+            "passed": False,
+            "error": {"exit_code": 130 if signal is None else 128 + signal,
+                      "rule": "interrupted", "message": f"stopped by {name} before it ended",
+                      "file": None, "line": None}}
+
+
 def is_aiedsl_stats(head: str) -> bool:
     """Was this stats file (its first characters) written by aiedsl?"""
     return HEAD.match(head) is not None
