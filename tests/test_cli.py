@@ -521,6 +521,16 @@ def test_the_command_line_loads_nothing_heavy_before_a_command_needs_it() -> Non
     assert r.stdout == "[]\n", r.stderr
 
 
+def test_a_completion_variable_left_in_the_environment_is_not_obeyed() -> None:
+    """Completion is off, yet _AIEDSL_COMPLETE=bash_source made every command print "Shell
+    source not supported.", exit 1 and run nothing (a CLI tester's find)."""
+    r = subprocess.run([sys.executable, "-m", "aiedsl", "check", "designs/passthrough.py"],
+                       cwd=ROOT, capture_output=True, text=True,
+                       env={**os.environ, "_AIEDSL_COMPLETE": "bash_source"})
+    assert (r.returncode, r.stdout.splitlines()[-1]) == (
+        0, "passthrough: all checks pass on npu1_1col"), r.stderr
+
+
 def test_importing_aiedsl_loads_the_language_on_first_use() -> None:
     code = ("import sys, aiedsl; before = 'aiedsl.lang' in sys.modules; aiedsl.Tensor; "
             "print(before, 'aiedsl.lang' in sys.modules, 'aiedsl.api' in sys.modules)")

@@ -36,8 +36,9 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None, pretty_exceptions
                   help="Build, check and run AIE2 NPU designs written in aiedsl.",
                   epilog="Exit codes: 0 success, 1 a result differs from the reference, 2 a "
                   "design or usage error, 3 a deadlock or a hang the checks find, 4 a target "
-                  "or tool is missing, 5 a tool failed, 70 a failure of aiedsl itself, 130 "
-                  "Ctrl-C.")
+                  "or tool is missing, 5 a tool failed, 70 a failure of aiedsl itself, 75 "
+                  "another build is writing the output directory (try again), 130 Ctrl-C, "
+                  "143 SIGTERM, 129 SIGHUP.")
 
 
 class Kernels(str, Enum):
@@ -115,7 +116,9 @@ def build(
     When mlir-aie's aie-opt and aie-translate are found, also lower the design with mlir-aie's
     own passes into physical.mlir, npu.mlir and insts.bin, and draw report.txt and map.svg from
     that lowering. With --compile, then run Peano and aiecc (skipped when nothing changed). Exit
-    codes: 2 design error, 4 a tool is missing (the MLIR and C++ are written), 5 a tool failed.
+    codes: 2 design error, 3 the run hangs (nothing is written), 4 a tool is missing (the MLIR
+    and C++ are written), 5 a tool failed, 75 another build is writing the output directory,
+    and those of every command (aiedsl --help).
     """
     from aiedsl.api import building
 
@@ -235,7 +238,7 @@ def check(
     a long one (it says how far it got; --whole-run, or aiedsl sim, runs it whole). Then say
     what is legal but often a mistake, one note a line (a host tensor's bytes reinterpreted as
     another kind of number, a fifo element filled from a block of another shape). Exit codes:
-    0 passed, 2 design error, 3 a hang.
+    0 passed, 2 design error, 3 a hang, and those of every command (aiedsl --help).
     """
     from aiedsl.checks import check_design
     from aiedsl.checks.kernels import check_uncalled_sources
@@ -393,7 +396,7 @@ def sim(
     """Run DESIGN on the simulator, compare with its numpy reference, and time it.
 
     Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock or hang, 4 no host compiler for
-    --kernels native, 70 a failure of aiedsl itself.
+    --kernels native, and those of every command (aiedsl --help).
     """
     from aiedsl.api import build as build_design
 
@@ -441,7 +444,8 @@ def run_(
     """Build DESIGN, then run it on the NPU when one is present and on the simulator otherwise.
 
     Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock or hang, 4 target or tool missing,
-    5 a tool failed, 70 a failure of aiedsl itself.
+    5 a tool failed, 75 another build is writing the output directory, and those of every
+    command (aiedsl --help).
     """
     from aiedsl.api import build as build_design
 

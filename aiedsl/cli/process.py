@@ -89,6 +89,9 @@ class _Stop:
         return _INTERRUPTED if self.signal is None else 128 + self.signal
 
 
+_NO_COMPLETION = "_AIEDSL_COMPLETION_IS_OFF"
+"""The environment variable click reads for shell completion, named so that nothing sets it."""
+
 INTERNAL_ERROR = 70
 """The exit code of aiedsl's own failure (sysexits.h's EX_SOFTWARE): an exception no design
 mistake explains. 1 says a result differs from the reference, 2 a mistake of the user's."""
@@ -291,7 +294,10 @@ def main(argv: Optional[List[str]] = None) -> None:
     # (checks after the load may quote a huge int too)
     with _Stop() as stop, whole_ints():
         try:
-            code = app(args=argv, prog_name="aiedsl", standalone_mode=False)
+            # completion is off: click would still obey _AIEDSL_COMPLETE, left in an
+            # environment, with "Shell ... not supported", exit 1, and run nothing
+            code = app(args=argv, prog_name="aiedsl", standalone_mode=False,
+                       complete_var=_NO_COMPLETION)
         except typer.Abort as e:
             _aborted()
             sys.exit(stop.exit_code() if isinstance(e.__context__, KeyboardInterrupt) else 1)
