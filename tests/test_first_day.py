@@ -962,3 +962,17 @@ def test_irons_objectfifo_constructor_is_told_to_write_fifo(design_file: DesignF
         "one with fifo(...), which returns an ObjectFifo",
         "  found: ObjectFifo(Tensor[64, i32], name='b', depth=2)",
         "  fix: write fifo(Tensor[64, i32], name='b', depth=2) (from aiedsl import fifo)"]
+
+
+@pytest.mark.parametrize("call, fix", [
+    ("ObjectFifo(np.ndarray[(64,), np.dtype[np.int32]], name='b', depth=2)",
+     "  fix: write fifo(Tensor[64, i32], name='b', depth=2) (from aiedsl import fifo)"),
+    ("fifo(np.ndarray[(8, 8), np.dtype[np.int16]])",
+     "  fix: write fifo(Tensor[8, 8, i16]), IRON's type as aiedsl writes it")])
+def test_irons_numpy_element_type_is_written_as_aiedsls_in_the_fix(
+        design_file: DesignFile, call: str, fix: str) -> None:
+    """IRON's np.ndarray[(64,), np.dtype[np.int32]] came back in the fix as it was given, and
+    fifo() then refused it too: the fix writes it as a Tensor type (a message auditor)."""
+    source = IRON_FIFO.replace("import copy\n", "import copy\nimport numpy as np\n").replace(
+        'ObjectFifo(Tensor[64, i32], name="b", depth=2)', call)
+    assert error(design_file(source)).splitlines()[-1] == fix

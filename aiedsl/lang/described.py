@@ -49,6 +49,33 @@ def array_type(array: object) -> str:
     return TensorType(shape=shape, dtype=name).written
 
 
+def iron_type(value: object) -> str | None:
+    """IRON's element type ``np.ndarray[(16,), np.dtype[np.int32]]`` as aiedsl writes it
+    (``Tensor[16, i32]``); None for anything else, or a type aiedsl has no name for.
+
+    >>> import numpy as np
+    >>> iron_type(np.ndarray[(16, 8), np.dtype[np.int16]]), iron_type(int)
+    ('Tensor[16, 8, i16]', None)
+    """
+    args = getattr(value, "__args__", None)
+    origin = getattr(value, "__origin__", None)
+    if not isinstance(origin, type) or origin.__name__ != "ndarray" \
+            or not isinstance(args, tuple) or len(args) != 2:
+        return None
+    shape, element = args
+    scalar = getattr(element, "__args__", (element,))[0]
+    try:
+        if isinstance(shape, int):
+            shape = (shape,)
+        dims = tuple(int(n) for n in shape)
+        import numpy as np  # a design that names np.ndarray has it loaded
+
+        name = lookup_dtype(np.dtype(scalar)).name
+    except (TypeError, ValueError, KeyError):
+        return None
+    return TensorType(shape=dims, dtype=name).written if dims else None
+
+
 def call_text(args: tuple[object, ...], kwargs: dict[str, object], *,
               iron: bool = False) -> str:
     """A call's arguments as a design writes them (``Tensor[1024, i32], depth=2``); ``iron``:
@@ -63,5 +90,7 @@ def call_text(args: tuple[object, ...], kwargs: dict[str, object], *,
     if iron and not first and "obj_type" in kwargs:
         first = [kwargs.pop("obj_type")]
     def text(v: object) -> str:
-        return v.written if isinstance(v, TensorType) else shown(v)
+        if isinstance(v, TensorType):
+            return v.written
+        return (iron_type(v) if iron else None) or shown(v)
     return ", ".join([*(text(a) for a in first), *(f"{k}={text(v)}" for k, v in kwargs.items())])

@@ -22,7 +22,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Dim, TensorType
 from aiedsl.lang.buffer import Acquisition, Buffer
 from aiedsl.lang.context import current_core, current_design
-from aiedsl.lang.described import array_type, call_text, described
+from aiedsl.lang.described import array_type, call_text, described, iron_type
 from aiedsl.lang.names import check_name
 from aiedsl.lang.link_parts import DimsSpec, back_to_back, part_types, per_part
 from aiedsl.lang.placement import TilePin, memtile
@@ -306,7 +306,8 @@ def new_fifo(b: DesignTrace, elem: TensorType, *, depth: int, name: str | None, 
                           loc=loc, found=shown(elem),
                           fix=f"write e.g. fifo({array_type(elem)}) (a fifo takes an element's "
                           "type, not an array)" if array_text(elem) else
-                          "write e.g. fifo(Tensor[1024, i16])")
+                          f"write fifo({iron_type(elem)}), IRON's type as aiedsl writes it"
+                          if iron_type(elem) else "write e.g. fifo(Tensor[1024, i16])")
     given = name
     name = check_name(b.fresh_name("of") if name is None else name, "fifo name", loc)
     if name in b.fifos:
