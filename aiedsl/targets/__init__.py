@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aiedsl.ir.loc import Loc
     from aiedsl.targets.devices import DEVICES, device_hint, wider_device
-    from aiedsl.targets.model import CASCADE_BITS, ShimMux, TargetModel, TileKind, TileLimits
+    from aiedsl.targets.limits import ShimMux, TileLimits
+    from aiedsl.targets.model import CASCADE_BITS, TargetModel, TileKind
     from aiedsl.targets.timing import TimingModel
 
 __all__ = ["CASCADE_BITS", "DEFAULT_DEVICE", "DEVICES", "device_hint", "ShimMux", "TargetModel",
@@ -23,7 +24,7 @@ DEFAULT_DEVICE = "npu1"
 
 _LAZY = {"CASCADE_BITS": "model", "DEVICES": "devices", "device_hint": "devices",
          "wider_device": "devices",
-         "ShimMux": "model", "TargetModel": "model", "TileKind": "model", "TileLimits": "model",
+         "ShimMux": "limits", "TargetModel": "model", "TileKind": "model", "TileLimits": "limits",
          "TimingModel": "timing"}
 """Where each name this package exports lives, loaded when first asked for."""
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from aiedsl.targets.model import ShimMux, TargetModel, TileLimits
+from aiedsl.targets.limits import ShimMux, TileLimits
+from aiedsl.targets.model import TargetModel
 from aiedsl.targets.timing import TimingModel
 
 # Stream switch ports per bundle, mlir-aie's AIE2TargetModel (aie2-facts.md s2), which npu1 and
