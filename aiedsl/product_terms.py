@@ -54,12 +54,24 @@ def matmul_operands(k: Kernel) -> tuple[int, int, int | None, str] | None:
 def term_bounds(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(K * max|A[i]|, max|B[:, j]|)`` as float64 vectors: their outer product bounds the sum
     of |terms| of each element of ``A @ B`` (non-finite values left out)."""
-    A = np.asarray(a, dtype=np.float32)
-    B = np.asarray(b, dtype=np.float32)
+    rows = np.concatenate([_largest(a[lo:lo + _ROWS], 1) for lo in range(0, len(a), _ROWS)]
+                          or [np.zeros(0)])
+    cols = np.zeros(b.shape[1])
+    for lo in range(0, len(b), _ROWS):
+        np.maximum(cols, _largest(b[lo:lo + _ROWS], 0), out=cols)
+    return rows * a.shape[1], cols
+
+
+_ROWS = 256
+"""Rows of an operand read at a time: a float32 copy of a slice, never of a whole 4096^2
+matrix (64 MB), which the simulator's memory bound would count."""
+
+
+def _largest(part: np.ndarray, axis: int) -> np.ndarray:
+    """The largest finite |value| of ``part`` along ``axis``, as float64 (0 for none)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        rows = np.max(np.abs(A), axis=1, initial=0.0, where=np.isfinite(A))
-        cols = np.max(np.abs(B), axis=0, initial=0.0, where=np.isfinite(B))
-    return rows.astype(np.float64) * A.shape[1], cols.astype(np.float64)
+        wide = np.abs(np.asarray(part, dtype=np.float32))
+        return np.max(wide, axis=axis, initial=0.0, where=np.isfinite(wide)).astype(np.float64)
 
 
 def product_terms(d: Design, tensor: str, inputs: Mapping[str, np.ndarray]) -> Terms | None:
