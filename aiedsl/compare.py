@@ -148,13 +148,14 @@ class Terms:
 
     def atol(self, lo: int, size: int, atol: float, atol_rel: float) -> np.ndarray:
         """The absolute tolerances of the ``size`` elements from flat index ``lo``:
-        ``atol_rel`` of their bound, at most ``atol``."""
+        ``atol_rel`` of their bound, at most ``atol`` and at least :data:`TINY` (the cores
+        flush subnormal results to zero)."""
         n = self.cols.size
         first = lo // n
         last = (lo + size - 1) // n + 1
         bound = np.multiply.outer(self.rows[first:last], self.cols).reshape(-1)
         bound = bound[lo - first * n:lo - first * n + size] * atol_rel
-        return np.minimum(bound, atol, out=bound)
+        return np.clip(bound, TINY, max(atol, TINY), out=bound)
 
 
 TINY = 2.0 ** -126
@@ -325,8 +326,7 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     low = [math.inf] * got.ndim  # per axis, the least and greatest index of a wrong element
     # every element's bound is above 0 (the share of its tolerance an error uses is a plain
     # quotient) unless the tolerance is exact or relative to a value that may be 0
-    positive = atol > 0 and (magnitude is None or rtol > 0) and (
-        cap is None or float(cap.rows.min()) * float(cap.cols.min()) > 0)
+    positive = atol > 0 and (magnitude is None or rtol > 0)
     high = [-1] * got.ndim
     for lo in range(0, g_all.size, _SLICE):
         g = g_all[lo:lo + _SLICE].astype(np.float64)

@@ -32,10 +32,11 @@ from aiedsl.bfp16_allowance import bfp16_operands, bfp16_product, reference_name
 from aiedsl.compare import Terms
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
+from aiedsl.kernels.bfp16 import to_bfp16
 from aiedsl.kernels.cascade import matmul_cascade_ref
 from aiedsl.kernels.matmul import matmul_ref
 
-__all__ = ["matmul_operands", "product_terms", "term_bounds"]
+__all__ = ["holds_product", "laid_out", "matmul_operands", "product_terms", "term_bounds"]
 
 
 def matmul_operands(k: Kernel) -> tuple[int, int, int | None, str] | None:
@@ -72,6 +73,57 @@ def _largest(part: np.ndarray, axis: int) -> np.ndarray:
     with np.errstate(invalid="ignore", over="ignore"):
         wide = np.abs(np.asarray(part, dtype=np.float32))
         return np.max(wide, axis=axis, initial=0.0, where=np.isfinite(wide)).astype(np.float64)
+
+
+SAMPLES = 16
+"""Rows and columns of an output at which :func:`holds_product` judges its layout."""
+
+
+def holds_product(got: np.ndarray, a: np.ndarray, b: np.ndarray, rounding: str = "") -> bool:
+    """Does ``got`` hold ``A @ B`` laid out row-major, element (i, j) row i of A times column j
+    of B? Judged at :data:`SAMPLES` x :data:`SAMPLES` elements spread over it, against the
+    product (of A and B quantized to bfp16 in ``rounding``, when given) to 5% of the larger
+    of the element and the samples' RMS: a drain that writes C transposed or tile after tile
+    puts other products there (a reviewer's find: an element's own tolerance, taken from
+    another row and column, then failed correct runs). The tolerances per element apply only
+    where it does; a wrong result also fails it, and is then judged as before, by the largest
+    values.
+
+    >>> a, b = np.eye(2, dtype=np.float32), np.array([[1, 2], [3, 4]], np.float32)
+    >>> holds_product(a @ b, a, b), holds_product((a @ b).T.copy(), a, b)
+    (True, False)
+    """
+    g = np.asarray(got)
+    if g.ndim != 2 or g.shape != (a.shape[0], b.shape[1]):
+        return False
+    rows = np.unique(np.linspace(0, g.shape[0] - 1, min(g.shape[0], SAMPLES)).astype(int))
+    cols = np.unique(np.linspace(0, g.shape[1] - 1, min(g.shape[1], SAMPLES)).astype(int))
+    A = np.asarray(a[rows], dtype=np.float32)
+    B = np.asarray(b[:, cols], dtype=np.float32)
+    if rounding:
+        A = to_bfp16(A, axis=1, rounding=rounding)
+        B = to_bfp16(B, axis=0, rounding=rounding)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = A.astype(np.float64) @ B.astype(np.float64)
+        have = g[np.ix_(rows, cols)].astype(np.float64)
+        finite = np.isfinite(want) & np.isfinite(have)
+        if not finite.any():
+            return False
+        scale = float(np.sqrt(np.mean(want[finite] ** 2)))
+        return bool(np.all(np.abs(have[finite] - want[finite])
+                           <= 0.05 * (np.abs(want[finite]) + scale)))
+
+
+def laid_out(d: Design, tensor: str, got: np.ndarray, inputs: Mapping[str, np.ndarray]) -> bool:
+    """Is output ``tensor`` (``got``) a product the library's matmuls store, laid out as
+    :func:`holds_product` says, of host tensors among the run's ``inputs``?"""
+    _, product = bfp16_product(d, tensor, matmul_operands)
+    if product is None or product.a not in inputs or product.b not in inputs:
+        return False
+    a, b = np.asarray(inputs[product.a]), np.asarray(inputs[product.b])
+    if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0]:
+        return False
+    return holds_product(got, a, b, product.rounding)
 
 
 def product_terms(d: Design, tensor: str, inputs: Mapping[str, np.ndarray]) -> Terms | None:

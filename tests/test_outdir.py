@@ -460,8 +460,8 @@ def test_a_rebuild_of_a_build_whose_marker_has_no_digests_says_an_edit_was_not_t
     assert "hand tuned" not in (out / "aie.mlir").read_text()
     assert capsys.readouterr().err == (
         f"note [output directory]: {out} was written by an older aiedsl, which recorded no "
-        "digest of its files: a file edited there by hand could not be told from aiedsl's, and "
-        "was replaced; from this build on, an edited file is refused instead\n")
+        "digest of its files: a file edited there by hand, if any, could not be told from "
+        "aiedsl's, and was replaced; from this build on, an edited file is refused instead\n")
     with open(out / "aie.mlir", "a") as f:
         f.write("// hand tuned\n")
     with pytest.raises(DesignError, match="edited since"):

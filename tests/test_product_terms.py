@@ -4,6 +4,7 @@ element elsewhere (a numerics tester's find)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import ml_dtypes
@@ -12,7 +13,7 @@ import numpy as np
 from aiedsl.compare import Terms, compare
 from aiedsl.loader import load_design
 from aiedsl.output_checks import compare_outputs
-from aiedsl.product_terms import product_terms, term_bounds
+from aiedsl.product_terms import holds_product, product_terms, term_bounds
 from aiedsl.sim import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,11 +68,46 @@ def test_an_output_that_is_no_traced_product_has_no_terms() -> None:
     assert product_terms(handle.ir, name, {}) is None
 
 
-def test_an_element_whose_terms_are_all_zero_must_be_exact() -> None:
+def test_an_element_whose_terms_are_all_zero_is_held_to_the_smallest_normal_value() -> None:
     terms = Terms(np.array([0.0, 8.0]), np.array([1.0, 1.0]), "A", "B")
     want = np.array([[0.0, 0.0], [100.0, 1.0]], np.float32)
     off = want.copy()
-    off[0, 0] = 1e-3  # a row of A of zeros makes no error at all
+    off[0, 0] = 1e-3  # a row of A of zeros makes no error (but a flushed subnormal's)
     check = compare("C", off, want, "f32", terms=terms)
     assert not check.passed and check.worst_index == (0, 0)
     assert compare("C", want.copy(), want, "f32", terms=terms).passed
+
+
+def _transposed_cascade() -> str:
+    """designs/matmul_cascade.py with C drained transposed, tile by tile, into CT (N x M)."""
+    text = (ROOT / "designs" / "matmul_cascade.py").read_text()
+    for old, new in [
+            ("C: Tensor[M, N, f32])", "CT: Tensor[N, M, f32])"),
+            ('rt.drain(c[0], C, tiles(C, (m, n), order="col"))',
+             "rt.drain(c[0], CT, (0, [N // n, M // m, m, n], [n * M, m, 1, M]))"),
+            ("return A.astype(np.float32) @ B.astype(np.float32)",
+             "return (A.astype(np.float32) @ B.astype(np.float32)).T.copy()")]:
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+def test_a_product_drained_transposed_keeps_the_tolerance_of_the_largest_values(
+        design_file: Callable[..., Path]) -> None:
+    """Element (i, j) of CT is C[j, i]: its own tolerance, taken from row i of A and column j
+    of B, failed a correct run on npu2 (278 of 16,384 elements; a reviewer's find). The
+    layout is judged first, and only a row-major product gets tolerances of its own."""
+    result = simulate(load_design(design_file(_transposed_cascade()), device="npu2"))
+    assert result.passed, result.checks[0].line()
+    assert "per element" not in result.checks[0].line()
+
+
+def test_the_layout_is_judged_at_samples_of_the_product() -> None:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 48)).astype(np.float32)
+    c = a @ b
+    assert holds_product(c, a, b)
+    assert not holds_product(np.ascontiguousarray(c[::-1]), a, b)  # rows in another order
+    assert not holds_product(c[:, :47], a, b)  # not the product's shape
+    assert holds_product(c + 1e-3, a, b) and not holds_product(np.zeros_like(c), a, b)

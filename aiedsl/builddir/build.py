@@ -200,8 +200,8 @@ def _undigested(shown: Path) -> str:
     replaced (a tester upgrading aiedsl lost hand edits without a word)."""
     label = printable(shown)
     return (f"note [output directory]: {label} was written by an older aiedsl, which recorded "
-            "no digest of its files: a file edited there by hand could not be told from "
-            "aiedsl's, and was replaced; from this build on, an edited file is refused "
+            "no digest of its files: a file edited there by hand, if any, could not be told "
+            "from aiedsl's, and was replaced; from this build on, an edited file is refused "
             "instead\n")
 
 
