@@ -20,10 +20,13 @@ differences stay under 1.8. Nor the largest difference, allowed to every element
 of A far larger than the rest (outlier activations) make it theirs, and with one row a
 thousand times the others a reference with half of C zeroed passed. The step's worth added to
 each (at most ``max|A[i]| max|B[:, j]| / 32``: a step is at most 1/64 of its block's largest
-value) leaves room for an NPU whose conversion differs from the model in a detail (a tie, or
-what a value that rounds past 127 does: :mod:`aiedsl.kernels.bfp16` says what is not known),
-which moves one of an element's terms by a step. An NPU whose conversion differs more (another
-exponent, another rounding mode) fails, as it should: the model would be wrong.
+value) leaves room for an NPU whose conversion differs from the model in a detail (a tie:
+:mod:`aiedsl.kernels.bfp16` says what is not known), which moves one of an element's terms by
+a step. What a mantissa rounding past 127 does (saturate, or move its block to the next
+exponent) moves every term of the block, common in pixel data (255 is 127.5 steps): each
+element is allowed the larger of its two differences, one under each. An NPU whose conversion
+differs more (another exponent, another rounding mode) fails, as it should: the model would be
+wrong.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
 from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import Transfer
-from aiedsl.kernels.bfp16 import to_bfp16
+from aiedsl.kernels.bfp16 import OVERFLOWS, to_bfp16
 from aiedsl.kernels.cascade import CASCADE_ROUNDING, matmul_cascade_bfp16_ref
 from aiedsl.kernels.matmul import matmul_bfp16_ref, mm_rounding
 
@@ -231,19 +234,28 @@ def _differences(a: np.ndarray, b: np.ndarray, rounding: str, step: int | None,
     elements, or with ``keep_shape`` the slice whole, non-finite elements 0."""
     A = np.asarray(a, dtype=np.float32)
     B = np.asarray(b, dtype=np.float32)
-    qa = to_bfp16(A, axis=1, rounding=rounding)
-    qb = to_bfp16(B, axis=0, rounding=rounding)
+    # under each thing a mantissa rounding past 127 may do (not known of the NPU: the larger
+    # difference of the two is allowed; they differ only where a block maximum rounds up)
+    models = [(to_bfp16(A, axis=1, rounding=rounding, overflow=o),
+               to_bfp16(B, axis=0, rounding=rounding, overflow=o)) for o in OVERFLOWS]
+    if len(models) > 1 and all(np.array_equal(q, r, equal_nan=True)
+                               for q, r in zip(models[0], models[1])):
+        models = models[:1]
     rows = max(1, _ROWS // max(B.shape[1], 1))
     with np.errstate(invalid="ignore", over="ignore"):
         for lo in range(0, A.shape[0], rows):
-            if step is None:  # the difference itself, without the products' cancellation
-                diff = qa[lo:lo + rows] @ (qb - B) + (qa[lo:lo + rows] - A[lo:lo + rows]) @ B
-            else:
-                diff = (_rounded_sum(qa[lo:lo + rows], qb, step)
-                        - _rounded_sum(A[lo:lo + rows], B, step))
+            diff = None
+            for qa, qb in models:
+                if step is None:  # the difference itself, without the products' cancellation
+                    one = qa[lo:lo + rows] @ (qb - B) + (qa[lo:lo + rows] - A[lo:lo + rows]) @ B
+                else:
+                    one = (_rounded_sum(qa[lo:lo + rows], qb, step)
+                           - _rounded_sum(A[lo:lo + rows], B, step))
+                one = np.abs(one)
+                diff = one if diff is None else np.fmax(diff, one)
+            assert diff is not None
             finite = np.isfinite(diff)
-            yield np.where(finite, np.abs(diff), np.float32(0)) if keep_shape else \
-                np.abs(diff[finite])
+            yield np.where(finite, diff, np.float32(0)) if keep_shape else diff[finite]
 
 
 def _rounded_sum(a: np.ndarray, b: np.ndarray, step: int) -> np.ndarray:

@@ -53,8 +53,9 @@ The format and the conversion, with how sure each part is:
   mlir-aie's helper.h "keep[s] the current scale and round[s] down", a host-side quantizer,
   not a model of the instruction); the hardware might move the block to the next exponent
   instead, as one public third-party project's host model does and says an NPU probe settled
-  (not an AMD source; its data is not available here). Floor never rounds past 127, and -128
-  fits. A block
+  (not an AMD source; its data is not available here): ``quantize(..., overflow=
+  "renormalize")``, and the comparison allows for either (:mod:`aiedsl.bfp16_allowance`).
+  Floor never rounds past 127, and -128 fits. A block
   holding an infinity or a NaN (exponent field 255) is all NaN here. A subnormal input is
   taken at its value (the block's E may then be 0, a step of 2^-133); whether the core flushes
   it first is not known.
@@ -69,7 +70,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["BLOCK", "ROUNDING_MODES", "bfp16_accumulate", "quantize", "round_by_mode", "to_bfp16"]
+__all__ = ["BLOCK", "OVERFLOWS", "ROUNDING_MODES", "bfp16_accumulate", "quantize", "round_by_mode",
+           "to_bfp16"]
 
 BLOCK = 8
 """Values that share an exponent: ``bfp16ebs8``'s block size."""
@@ -119,13 +121,19 @@ def round_by_mode(v: np.ndarray, mode: str) -> np.ndarray:
     return np.where(frac == 0, low, out)
 
 
-def quantize(x: np.ndarray, axis: int = -1, rounding: str = "floor"
-             ) -> tuple[np.ndarray, np.ndarray]:
+OVERFLOWS = ("saturate", "renormalize")
+"""What a mantissa rounding past 127 does (not known of the hardware: see above): saturate to
+127, the model's choice, or move its block to the next exponent, rounded again there."""
+
+
+def quantize(x: np.ndarray, axis: int = -1, rounding: str = "floor",
+             overflow: str = "saturate") -> tuple[np.ndarray, np.ndarray]:
     """``x``'s bfp16ebs8 form, in blocks of :data:`BLOCK` consecutive elements along ``axis``
     (its length a multiple of 8): the signed mantissas (int8, shaped as ``x``) and each block's
     exponent E (int16, ``x``'s shape with ``axis`` divided by 8; 255 for a block holding an
     infinity or NaN, whose mantissas are then 0). The value of element i is
     ``m_i * 2^(E - 133)``; see the module's docstring for the model and its sources.
+    ``overflow``: one of :data:`OVERFLOWS`.
 
     >>> m, e = quantize(np.array([1.0, -1.0, 2.0, 0.5, -1.5, 3.0, 2.0**-10, -2.0**-10]))
     >>> m.tolist(), e.tolist()
@@ -142,11 +150,21 @@ def quantize(x: np.ndarray, axis: int = -1, rounding: str = "floor"
     scale = np.ldexp(1.0, np.where(finite, big, 0).astype(np.int64) - STEP_BIAS)
     with np.errstate(invalid="ignore"):
         v = np.where(finite[..., None], blocks.astype(np.float64) / scale[..., None], 0.0)
-    m = np.clip(round_by_mode(v, rounding), MANTISSA_MIN, MANTISSA_MAX).astype(np.int8)
+    rounded = round_by_mode(v, rounding)
+    if overflow == "renormalize":
+        past = finite & ((rounded > MANTISSA_MAX) | (rounded < MANTISSA_MIN)).any(axis=-1)
+        if past.any():
+            big = np.where(past, big + 1, big).astype(np.int16)
+            with np.errstate(invalid="ignore"):
+                rounded = np.where(past[..., None], round_by_mode(v / 2, rounding), rounded)
+    elif overflow != "saturate":
+        raise ValueError(f"overflow {overflow!r}: one of {', '.join(OVERFLOWS)}")
+    m = np.clip(rounded, MANTISSA_MIN, MANTISSA_MAX).astype(np.int8)
     return np.moveaxis(m.reshape(f.shape), -1, axis), np.moveaxis(big, -1, axis)
 
 
-def to_bfp16(x: np.ndarray, axis: int = -1, rounding: str = "floor") -> np.ndarray:
+def to_bfp16(x: np.ndarray, axis: int = -1, rounding: str = "floor",
+             overflow: str = "saturate") -> np.ndarray:
     """``x`` converted to bfp16ebs8 along ``axis`` (:func:`quantize`) and back: float32, each
     value exactly ``m * 2^(E - 133)`` (NaN for a block holding an infinity or NaN).
 
@@ -154,7 +172,7 @@ def to_bfp16(x: np.ndarray, axis: int = -1, rounding: str = "floor") -> np.ndarr
     ...          ).tolist()[:2]
     [1.0, 1.0]
     """
-    m, e = quantize(x, axis, rounding)
+    m, e = quantize(x, axis, rounding, overflow)
     mt = np.moveaxis(m, axis, -1)
     et = np.moveaxis(e, axis, -1).astype(np.int64)
     scale = np.where(et < 0xFF, np.ldexp(1.0, et - STEP_BIAS), np.nan)
