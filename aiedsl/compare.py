@@ -145,17 +145,22 @@ class Terms:
     cols: np.ndarray = field(compare=False)
     a: str
     b: str
+    k: int = 1
+    """K, the terms each element sums."""
 
     def atol(self, lo: int, size: int, atol: float, atol_rel: float) -> np.ndarray:
         """The absolute tolerances of the ``size`` elements from flat index ``lo``:
-        ``atol_rel`` of their bound, at most ``atol`` and at least :data:`TINY` (the cores
-        flush subnormal results to zero)."""
+        ``atol_rel`` of their bound, at most ``atol``, and at least what the cores' flushing
+        of subnormal values to zero may take from the sum: :data:`TINY` of each term, of each
+        term's A and of each term's B (``TINY * (K + K max|B[:, j]| + K max|A[i]|)``)."""
         n = self.cols.size
         first = lo // n
         last = (lo + size - 1) // n + 1
-        bound = np.multiply.outer(self.rows[first:last], self.cols).reshape(-1)
-        bound = bound[lo - first * n:lo - first * n + size] * atol_rel
-        return np.clip(bound, TINY, max(atol, TINY), out=bound)
+        rows = self.rows[first:last]
+        bound = np.multiply.outer(rows, self.cols) * atol_rel
+        np.maximum(bound, TINY * np.add.outer(rows, self.k * (1 + self.cols)), out=bound)
+        bound = bound.reshape(-1)[lo - first * n:lo - first * n + size]
+        return np.minimum(bound, max(atol, TINY), out=bound)
 
 
 TINY = 2.0 ** -126

@@ -140,4 +140,4 @@ def product_terms(d: Design, tensor: str, inputs: Mapping[str, np.ndarray]) -> T
     if a.ndim != 2 or b.ndim != 2 or a.shape[1] != b.shape[0] \
             or (a.shape[0], b.shape[1]) != tuple(t.shape):
         return None
-    return Terms(*term_bounds(a, b), product.a, product.b)
+    return Terms(*term_bounds(a, b), product.a, product.b, a.shape[1])

@@ -111,3 +111,21 @@ def test_the_layout_is_judged_at_samples_of_the_product() -> None:
     assert not holds_product(np.ascontiguousarray(c[::-1]), a, b)  # rows in another order
     assert not holds_product(c[:, :47], a, b)  # not the product's shape
     assert holds_product(c + 1e-3, a, b) and not holds_product(np.zeros_like(c), a, b)
+
+
+def test_a_product_the_cores_flush_to_zero_passes() -> None:
+    """A core flushes subnormal inputs and products to zero: rows of A whose products with B
+    are about 1e-40 come out 0, which an element's own tolerance (1e-4 of its terms, far
+    below the smallest normal value) failed (a tester's find, with a flushing kernel)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((8, 256)).astype(np.float32)
+    a[1::2] *= np.float32(1e-21)
+    b = (rng.standard_normal((256, 8)) * 1e-19).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    got = want.astype(np.float32)
+    got[1::2] = 0  # flushed
+    terms = Terms(*term_bounds(a, b), "A", "B", 256)
+    check = compare("C", got, want.astype(np.float32), "f32", terms=terms)
+    assert check.passed, check.line()
+    got[1::2] = 1e-36  # far beyond what flushing takes
+    assert not compare("C", got, want.astype(np.float32), "f32", terms=terms).passed
