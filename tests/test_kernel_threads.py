@@ -402,7 +402,7 @@ def test_what_a_host_kernel_raises_comes_back_from_the_servers_child(
                                          r"kernel workers' server"):
         in_child(lambda: None, 10)
     with another_thread(), pytest.raises(TypeError, match=r"is not its host build"):
-        in_child(GuardedCall(wrong, lambda *args: None, [], 0xA5), 10)
+        in_child(GuardedCall(wrong, lambda *args, **kw: None, [], 0xA5), 10)
 
 
 BLAS_BESIDE_KERNEL_TESTS = '''

@@ -1041,6 +1041,22 @@ def test_a_native_kernel_that_crashes_or_writes_outside_is_a_design_error(
     assert str(excinfo.value) == message
 
 
+def test_kernel_test_fails_a_kernel_that_leaves_the_cores_modes_changed(
+        design_file: DesignFile) -> None:
+    """A kernel that set saturation and did not restore it passed kernel test, --full-range
+    and profile, and the library's i16 mul called after it on the core then saturated its
+    products (a library contributor's find). The modes are the core's: the call must leave
+    them as it found them."""
+    path = _faulty_design(design_file, "aie::set_saturation(aie::saturation_mode::saturate);\n"
+                          "  for (unsigned i = 0; i < 64; ++i) dst[i] = src[i];")
+    r = _cli("kernel", "test", str(path), cwd=path.parent)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert r.stdout.splitlines()[0] == (
+        "FAIL copy_i32_64: left the core's saturation mode saturate (it found none): the "
+        "kernels called after it on the core run under it; restore it before returning (auto "
+        "old = aie::get_saturation(); ... aie::set_saturation(old))")
+
+
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="native calls run in a "
                     "forked child only where there is os.fork")
 def test_the_kernel_test_a_native_fault_suggests_is_quoted(design_file: DesignFile) -> None:

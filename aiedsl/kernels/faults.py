@@ -255,6 +255,36 @@ def input_write_text(name: str) -> str:
             "\"inout\")")
 
 
+SATURATION_MODES = {0: "none", 1: "saturate", 3: "symmetric"}
+"""aie::saturation_mode's modes by number (truncate is saturate's old name, also 1)."""
+
+
+def mode_leak_text(found: tuple[int, int], left: tuple[int, int]) -> str:
+    """What a call that left the core's rounding or saturation mode other than it ``found``
+    it did (``kernel test``): the kernels called after it on the core run under it.
+
+    >>> mode_leak_text((0, 0), (8, 1))
+    "left the core's rounding mode conv_even and saturation mode saturate (it found floor and none): the kernels called after it on the core run under them; restore them before returning (auto old = aie::get_rounding(); ... aie::set_rounding(old); and the same with aie::get_saturation())"
+    """
+    from aiedsl.kernels.bfp16 import ROUNDING_MODES
+
+    def name(kind: str, value: int) -> str:
+        names = dict(enumerate(ROUNDING_MODES)) if kind == "rounding" else SATURATION_MODES
+        return names.get(value, str(value))
+
+    changed = [(kind, i) for i, kind in enumerate(("rounding", "saturation"))
+               if found[i] != left[i]]
+    now = " and ".join(f"{kind} mode {name(kind, left[i])}" for kind, i in changed)
+    was = " and ".join(name(kind, found[i]) for kind, i in changed)
+    fix = " and the same with aie::get_saturation()" if len(changed) == 2 else ""
+    get = "get_" + changed[0][0]
+    put = "set_" + changed[0][0]
+    one = len(changed) == 1
+    return (f"left the core's {now} (it found {was}): the kernels called after it on the core "
+            f"run under {'it' if one else 'them'}; restore {'it' if one else 'them'} before "
+            f"returning (auto old = aie::{get}(); ... aie::{put}(old);{fix})").replace(";)", ")")
+
+
 def signal_name(number: int) -> str:
     """``SIGSEGV`` for 11: the name of signal ``number`` (the number itself if it has none)."""
     import signal

@@ -15,8 +15,9 @@ import numpy as np
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.faults import (
     GUARD, HANG_FIX, KernelFault, Stray, guard_fill, guard_strays, hang_text, input_write_text,
-    signal_name,
+    mode_leak_text, signal_name,
 )
+from aiedsl.kernels.host_load import RESET_MODES
 
 
 def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
@@ -47,10 +48,13 @@ def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
             frames.append(None)
     faults = []
     strays: list[Stray] = []
+    modes = list(RESET_MODES)  # the core's, as the call finds them and leaves them
     try:
-        run(*run_args)
+        run(*run_args, modes=modes)
     except KernelFault as fault:  # the C++ ran to its end: its writes are checked too
         faults.append(str(fault))
+    if tuple(modes) != RESET_MODES:  # the next kernel on the core would run under them
+        faults.append(mode_leak_text(RESET_MODES, (modes[0], modes[1])))
     for i, frame in enumerate(frames):
         if frame is None:
             continue
