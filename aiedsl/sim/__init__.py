@@ -163,19 +163,6 @@ def _check_placed(handle: DesignHandle, placed: Design) -> None:
             limit=f"{handle.name}'s: {listed(handle.ir)}", found=listed(placed),
             fix="give the placed design of this handle's design (check_design(handle.ir)[0], "
             "or its build's design.json), or leave placed= out")
-    ours, theirs = [k.symbol for k in handle.ir.kernels], [k.symbol for k in placed.kernels]
-    if sorted(ours) != sorted(theirs):
-        # another design's placement (an older build's design.json beside an upgraded design
-        # file) ran its own kernels against this design's reference: a FAIL that blamed it
-        only = sorted(set(theirs) - set(ours)) or sorted(set(ours) - set(theirs))
-        raise DesignError(
-            "design IR", f"simulate(placed=...): the placed design '{placed.name}' is not of "
-            f"'{handle.name}': its kernels differ ({', '.join(only)} "
-            f"{'only in the placed design' if set(theirs) - set(ours) else 'only in the handle'})",
-            loc=caller_loc(), limit=f"{handle.name}'s: {', '.join(ours) or 'none'}",
-            found=", ".join(theirs) or "none",
-            fix="give the placed design of this handle's design (check_design(handle.ir)[0], "
-            "or its build's design.json), or leave placed= out")
     # the C++ a native run compiles and the reference a run calls are the handle's kernel's:
     # one the placed IR declares otherwise (an edited entry, defines, source) is not this
     # handle's, and would be compiled as the IR says
@@ -200,6 +187,20 @@ def _check_placed(handle: DesignHandle, placed: Design) -> None:
                 found=f"kernels[{i}]: source {k.source}, entry {k.entry}",
                 fix="give the placed design of this handle's design (check_design(handle.ir)"
                 "[0], or its build's design.json), or leave placed= out")
+    # after each kernel's own check (a reference no library names is refused first)
+    ours, theirs = [k.symbol for k in handle.ir.kernels], [k.symbol for k in placed.kernels]
+    if sorted(ours) != sorted(theirs):
+        # another design's placement (an older build's design.json beside an upgraded design
+        # file) ran its own kernels against this design's reference: a FAIL that blamed it
+        only = sorted(set(theirs) - set(ours)) or sorted(set(ours) - set(theirs))
+        raise DesignError(
+            "design IR", f"simulate(placed=...): the placed design '{placed.name}' is not of "
+            f"'{handle.name}': its kernels differ ({', '.join(only)} "
+            f"{'only in the placed design' if set(theirs) - set(ours) else 'only in the handle'})",
+            loc=caller_loc(), limit=f"{handle.name}'s: {', '.join(ours) or 'none'}",
+            found=", ".join(theirs) or "none",
+            fix="give the placed design of this handle's design (check_design(handle.ir)[0], "
+            "or its build's design.json), or leave placed= out")
 
 
 def _kernel_code(k: Any) -> tuple[object, ...]:
