@@ -284,6 +284,14 @@ def _no_library_kernel(path: Path, command: str) -> Exception:
             f"({', '.join(SOURCE_SUFFIXES)}): if it holds your kernel's C++, rename it to a C++ "
             f"name ({cpp}), declare it with declare(..., source=\"{cpp}\") in a design and run "
             f"`aiedsl kernel {command} DESIGN.py`", param_hint="PATH")
+    from aiedsl.kernels.paths import KERNEL_TEMPLATES, KERNELS_CPP
+
+    if path.resolve().parent in (KERNELS_CPP.resolve(), KERNEL_TEMPLATES.resolve()):
+        # a contributor's new file in the library's own folder: it has no samples yet
+        return typer.BadParameter(
+            f"no library kernel is made from {path.name} yet: a kernel of the library gets the "
+            "sizes `kernel test` and `kernel profile` run from aiedsl/kernels/samples.py "
+            "(kernels_cpp/README.md, \"Adding a kernel to the library\")", param_hint="PATH")
     return typer.BadParameter(
         f"no library kernel is made from {path.name}: declare your kernel with "
         f"declare(..., source=\"{path.name}\") in a design and run "
