@@ -101,7 +101,35 @@ def assigned_name(call: str) -> str | None:
     if ";" in line:  # several statements may share the line: read the one making the call
         line = _statement_of_call(frame, line)
     m = _ASSIGNED.match(line)
+    if m is None and _UNPACKED.match(line):
+        return _unpacked_name(frame)
     return m[1] if m and f"{call}(" in line[m.end():] else None
+
+
+_UNPACKED = re.compile(r"\s*[A-Za-z_]\w*\s*(?:,\s*[A-Za-z_]\w*\s*)+,?\s*=(?!=)")
+
+
+def _unpacked_name(frame: FrameType) -> str | None:
+    """Of ``fa, fb = fifo(...), fifo(...)``, the name the running call's value goes to: the
+    target in the place of the value holding the call (``fb`` while the second runs); None
+    when the column is not to be had (Python 3.10) or the statement is of another form."""
+    import ast
+
+    at = _call_position(frame)
+    tree = _parsed(frame.f_code.co_filename) if at is not None else None
+    if at is None or tree is None:
+        return None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and node.lineno == frame.f_lineno
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Tuple)
+                and isinstance(node.value, ast.Tuple)
+                and len(node.targets[0].elts) == len(node.value.elts)):
+            continue
+        for target, value in zip(node.targets[0].elts, node.value.elts):
+            if isinstance(target, ast.Name) and (value.lineno, value.col_offset) <= at <= (
+                    value.end_lineno or value.lineno, value.end_col_offset or 0):
+                return target.id
+    return None
 
 
 def assigned_at(loc: Loc, call: str) -> str | None:

@@ -726,6 +726,38 @@ def test_statements_sharing_a_line_name_their_own_fifos(design_file: Callable[..
     assert [b.name for b in ir.locals] == ["t", "u"]
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10's code objects keep no "
+                    "columns: which value of the tuple runs is not to be told (of, of1, ...)")
+def test_fifos_made_by_unpacking_a_tuple_take_their_targets_names(
+        design_file: Callable[..., Path]) -> None:
+    """fa, fb = fifo(...), fifo(...) named them of and of1 in every message and the MLIR (a
+    library contributor's find); each takes the name in its place. Another form (a starred
+    target, a list) keeps the default names."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def d(i: Tensor[64, i32], o: Tensor[64, i32]):
+            fa, fb = fifo(Tensor[64, i32]), fifo(Tensor[64, i32])
+            copy = passthrough(Tensor[64, i32])
+
+            @herd()
+            def core():
+                with fa.consume() as x, fb.produce() as y:
+                    copy(x, y)
+
+            with runtime() as rt:
+                rt.fill(fa, i)
+                rt.drain(fb, o)
+        ''')
+    assert [f.name for f in load_design(path).ir.fifos] == ["fa", "fb"]
+    pair = "fa, fb = fifo(Tensor[64, i32]), fifo(Tensor[64, i32])"
+    path.write_text(path.read_text().replace(
+        pair, "fa, fb = [fifo(Tensor[64, i32]) for _ in range(2)]"))
+    assert [f.name for f in load_design(path).ir.fifos] == ["of", "of1"]
+
+
 @pytest.mark.parametrize("line, message", [
     ("x = channel(Tensor[128, i32], shape=[1, 1], broadcast_shape=[1, 2])",
      "d.py:5: error [python error]: TypeError: channel() got an unexpected keyword argument "
