@@ -48,7 +48,8 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     for n in outputs:  # per-element tolerances only where C[i, j] is row i times column j
         allowance = bfp16[n][1]
         each = allowance is not None and allowance.elements is not None
-        if (each or terms[n] is not None) and not laid_out(d, n, outputs[n], inputs):
+        if (each or terms[n] is not None) and not laid_out(d, n, outputs[n], expected[n],
+                                                            inputs):
             terms[n] = None
             if allowance is not None and each:
                 bfp16[n] = (bfp16[n][0], Allowance(allowance.value, allowance.what))

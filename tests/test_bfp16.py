@@ -137,6 +137,9 @@ def test_a_value_rounding_past_127_may_renormalize_its_block_instead() -> None:
     assert (m.tolist(), e.tolist()) == ([127, 2, 0, 0, -1, 0, 0, 0], [134])
     with pytest.raises(ValueError, match="one of saturate, renormalize"):
         quantize(x, overflow="wrap")
+    # a block at the largest finite exponent has none above it: it saturates (was NaN)
+    top = np.array([np.float32(2.0 ** 127 * 1.9999)] + [0.0] * 7, np.float32)
+    assert to_bfp16(top, rounding="conv_even", overflow="renormalize")[0] == 127 * 2.0 ** 121
 
 
 def test_the_allowance_covers_either_thing_a_mantissa_past_127_does() -> None:

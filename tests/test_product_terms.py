@@ -129,3 +129,23 @@ def test_a_product_the_cores_flush_to_zero_passes() -> None:
     assert check.passed, check.line()
     got[1::2] = 1e-33  # far beyond what flushing takes (256 x 2^-126 = 3e-36)
     assert not compare("C", got, want.astype(np.float32), "f32", terms=terms).passed
+
+
+def test_a_wrong_result_keeps_its_elements_own_tolerances() -> None:
+    """Judged by the result alone, a wrong result failed the layout test and went back to the
+    largest values' tolerance: with row 5 of A (no sampled row) ten thousand times the rest,
+    a C with a quarter zeroed failed at 86 elements, one 10% off in half its rows passed (a
+    reviewer's find). The reference tells the layout too."""
+    handle = load_design(GEMM, {"M": "256", "K": "512", "N": "256", "ROWS": "2", "COLS": "2"})
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 512)).astype(np.float32)
+    a[5] *= 1e4
+    inputs = {"A": a.astype(ml_dtypes.bfloat16),
+              "B": rng.standard_normal((512, 256)).astype(np.float32).astype(ml_dtypes.bfloat16)}
+    got = simulate(handle, inputs, check=False).outputs["C"]
+    want = handle.expected(inputs)
+    for wrong, count in [((slice(128, 256), slice(128, 256)), 16077), (slice(128, 256), 26633)]:
+        bad = got.copy()
+        bad[wrong] = 0 if count == 16077 else bad[wrong] * np.float32(0.9)
+        check = compare_outputs(handle.ir, {"C": bad}, want, inputs, poison=True)[0]
+        assert (check.passed, check.wrong) == (False, count)

@@ -2,7 +2,7 @@
 
 mlir-aie's objectfifo lowering gives every buffer of a fifo end one BD that moves the whole buffer
 (or, on a memtile link, one BD per part). The BD's length field counts 4-byte words in 14 bits on
-a core and 17 on a memtile (:attr:`aiedsl.targets.model.TileLimits.bd_len_words`); mlir-aie's
+a core and 17 on a memtile (:attr:`aiedsl.targets.limits.TileLimits.bd_len_words`); mlir-aie's
 ``AIEDmaToNpu`` and aie-rt write only its low bits, and before mlir-aie PR 3398 (July 2026: the
 same limits in ``DMABDOp::verify``) no verifier looked, so a buffer one word too long (a 512 KB
 memtile element, a 64 KB core one) became a transfer of almost nothing and the run hung with no

@@ -4,7 +4,7 @@ neighbouring memtile is one of the low channels that reach a neighbour's memory.
 Rule 4 of :mod:`aiedsl.place.objectfifo`, as mlir-aie's objectfifo lowering assigns channels
 (``analyzeCrossTileFIFOBuffers``, then ``assignDMAChannelIndices`` for those ends first): only
 channels below ``getMaxChannelNumForAdjacentMemTile``
-(:attr:`~aiedsl.targets.model.TileLimits.neighbour_channels`) reach a neighbour, and a memtile
+(:attr:`~aiedsl.targets.limits.TileLimits.neighbour_channels`) reach a neighbour, and a memtile
 whose spilled ends need more fails the lowering with "number of input/output DMA channel
 exceeded!".
 """
@@ -18,7 +18,7 @@ from aiedsl.targets import TargetModel
 
 def _check_neighbour_channels(low: Lowering, target: TargetModel) -> None:
     """A memtile DMA channel moving a buffer that spilled to a neighbouring memtile must be a
-    low one (:attr:`~aiedsl.targets.model.TileLimits.neighbour_channels`; objectfifo rule 4)."""
+    low one (:attr:`~aiedsl.targets.limits.TileLimits.neighbour_channels`; objectfifo rule 4)."""
     cap = target.memtile.neighbour_channels
     if cap is None:
         return

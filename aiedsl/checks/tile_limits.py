@@ -1,5 +1,5 @@
 """The per-tile resource check: one tile's :class:`~aiedsl.checks.tile_usage.TileUsage` against
-its kind's :class:`~aiedsl.targets.model.TileLimits` (data memory, DMA channels each way, locks,
+its kind's :class:`~aiedsl.targets.limits.TileLimits` (data memory, DMA channels each way, locks,
 buffer descriptors), and the fix each refusal gives.
 
 Memory is reported at its largest user, which the fix shrinks. A memtile full even after

@@ -152,7 +152,9 @@ def quantize(x: np.ndarray, axis: int = -1, rounding: str = "floor",
         v = np.where(finite[..., None], blocks.astype(np.float64) / scale[..., None], 0.0)
     rounded = round_by_mode(v, rounding)
     if overflow == "renormalize":
-        past = finite & ((rounded > MANTISSA_MAX) | (rounded < MANTISSA_MIN)).any(axis=-1)
+        # (a block at the largest finite exponent has none above it: it saturates)
+        past = finite & (big < 0xFE) & (
+            (rounded > MANTISSA_MAX) | (rounded < MANTISSA_MIN)).any(axis=-1)
         if past.any():
             big = np.where(past, big + 1, big).astype(np.int16)
             with np.errstate(invalid="ignore"):

@@ -53,8 +53,6 @@ def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
         run(*run_args, modes=modes)
     except KernelFault as fault:  # the C++ ran to its end: its writes are checked too
         faults.append(str(fault))
-    if tuple(modes) != RESET_MODES:  # the next kernel on the core would run under them
-        faults.append(mode_leak_text(RESET_MODES, (modes[0], modes[1])))
     for i, frame in enumerate(frames):
         if frame is None:
             continue
@@ -65,6 +63,8 @@ def guarded_run(k: Kernel, run: Callable[..., None], args: list[Any],
         faults += [s.text() for s in around]
         if a.access == "in" and not np.array_equal(run_args[i], args[i], equal_nan=True):
             faults.append(input_write_text(a.name))
+    if tuple(modes) != RESET_MODES:  # the next kernel on the core would run under them
+        faults.append(mode_leak_text(RESET_MODES, (modes[0], modes[1])))
     return [np.array(v, copy=True) if isinstance(v, np.ndarray) else v
             for v in run_args], faults, strays
 

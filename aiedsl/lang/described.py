@@ -18,7 +18,7 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.records import FifoRecord
 from aiedsl.lang.tensor import HostTensorRef
-from aiedsl.values import by_type, shown
+from aiedsl.values import as_int, by_type, shown
 
 
 def described(value: object) -> str:
@@ -67,13 +67,15 @@ def iron_type(value: object) -> str | None:
     try:
         if isinstance(shape, int):
             shape = (shape,)
-        dims = tuple(int(n) for n in shape)
+        dims = tuple(as_int(n) or 0 for n in shape)  # 16.5 or 0 is no size: no fix of it
+        if not dims or min(dims) <= 0:
+            return None
         import numpy as np  # a design that names np.ndarray has it loaded
 
         name = lookup_dtype(np.dtype(scalar)).name
     except (TypeError, ValueError, KeyError):
         return None
-    return TensorType(shape=dims, dtype=name).written if dims else None
+    return TensorType(shape=dims, dtype=name).written
 
 
 def call_text(args: tuple[object, ...], kwargs: dict[str, object], *,

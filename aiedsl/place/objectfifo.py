@@ -48,7 +48,7 @@ The rules, in the transform's own order:
    channel of its tile, then each consumer, in order, the lowest free S2MM channel of its own
    (``DMAChannelAnalysis``; a shim end's is its ``aie.shim_dma_allocation``) -- except that
    the memtile ends of a link with a spilled buffer go first, in the same order, and only to
-   channels below :attr:`~aiedsl.targets.model.TileLimits.neighbour_channels`
+   channels below :attr:`~aiedsl.targets.limits.TileLimits.neighbour_channels`
    (``analyzeCrossTileFIFOBuffers``, then ``assignDMAChannelIndices`` twice: those ends, then
    the rest); one that finds none free there is refused (``memtile DMA channels``: mlir-aie
    fails "number of ... DMA channel exceeded!").
