@@ -81,13 +81,14 @@ SAMPLES = 16
 
 def holds_product(got: np.ndarray, a: np.ndarray, b: np.ndarray, rounding: str = "") -> bool:
     """Does ``got`` hold ``A @ B`` laid out row-major, element (i, j) row i of A times column j
-    of B? Judged at :data:`SAMPLES` x :data:`SAMPLES` elements spread over it, against the
-    product (of A and B quantized to bfp16 in ``rounding``, when given) to 5% of the larger
-    of the element and the samples' RMS: a drain that writes C transposed or tile after tile
-    puts other products there (a reviewer's find: an element's own tolerance, taken from
-    another row and column, then failed correct runs). The tolerances per element apply only
-    where it does; a wrong result also fails it, and is then judged as before, by the largest
-    values.
+    of B, and not transposed? Judged at :data:`SAMPLES` x :data:`SAMPLES` elements spread over
+    it, against the product (of A and B quantized to bfp16 in ``rounding``, when given) to 5%
+    of the larger of the element and the samples' RMS, plus 1e-4 of the element's bound of its
+    terms (an f32 sum of cancelling terms is their rounding noise). A drain that writes C
+    transposed or tile after tile puts other products there (a reviewer's find: an element's
+    own tolerance, taken from another row and column, then failed correct runs); a square C
+    that fits its transpose as well (a nearly symmetric product) cannot tell. The tolerances
+    per element apply only where the result or the reference holds the product.
 
     >>> a, b = np.eye(2, dtype=np.float32), np.array([[1, 2], [3, 4]], np.float32)
     >>> holds_product(a @ b, a, b), holds_product((a @ b).T.copy(), a, b)
@@ -100,18 +101,26 @@ def holds_product(got: np.ndarray, a: np.ndarray, b: np.ndarray, rounding: str =
     cols = np.unique(np.linspace(0, g.shape[1] - 1, min(g.shape[1], SAMPLES)).astype(int))
     A = np.asarray(a[rows], dtype=np.float32)
     B = np.asarray(b[:, cols], dtype=np.float32)
+    terms = np.multiply.outer(*term_bounds(A, B))
     if rounding:
         A = to_bfp16(A, axis=1, rounding=rounding)
         B = to_bfp16(B, axis=0, rounding=rounding)
     with np.errstate(invalid="ignore", over="ignore"):
         want = A.astype(np.float64) @ B.astype(np.float64)
-        have = g[np.ix_(rows, cols)].astype(np.float64)
-        finite = np.isfinite(want) & np.isfinite(have)
+        finite = np.isfinite(want)
         if not finite.any():
             return False
         scale = float(np.sqrt(np.mean(want[finite] ** 2)))
-        return bool(np.all(np.abs(have[finite] - want[finite])
-                           <= 0.05 * (np.abs(want[finite]) + scale)))
+        room = 0.05 * (np.abs(want) + scale) + 1e-4 * terms
+
+        def fits(have: np.ndarray) -> bool:
+            ok = finite & np.isfinite(have)
+            return bool(ok.any()) and bool(np.all(np.abs(have[ok] - want[ok]) <= room[ok]))
+
+        if not fits(g[np.ix_(rows, cols)].astype(np.float64)):
+            return False
+        square = g.shape[0] == g.shape[1] and np.array_equal(rows, cols)
+        return not (square and fits(g[np.ix_(cols, rows)].T.astype(np.float64)))
 
 
 def laid_out(d: Design, tensor: str, got: np.ndarray, want: np.ndarray,

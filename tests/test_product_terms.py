@@ -149,3 +149,25 @@ def test_a_wrong_result_keeps_its_elements_own_tolerances() -> None:
         bad[wrong] = 0 if count == 16077 else bad[wrong] * np.float32(0.9)
         check = compare_outputs(handle.ir, {"C": bad}, want, inputs, poison=True)[0]
         assert (check.passed, check.wrong) == (False, count)
+
+
+def test_the_layout_allows_an_f32_sum_its_rounding_noise_and_refuses_a_symmetric_square() -> None:
+    """A sampled row whose large terms cancel carries f32 rounding noise far beyond 5% of the
+    samples' RMS: the reference then failed the layout test, and a wrong result, failing it
+    too, lost its elements' own tolerances (a tester's find). A square product that fits its
+    own transpose cannot tell a transposed drain (another's find: a Gram matrix's C^T failed
+    at 1% of the elements, judged by rows and columns it did not hold)."""
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((2, 32, 32)).astype(np.float32)
+    b = np.concatenate([w1, w2, -(w1 + w2)])
+    a = rng.standard_normal((32, 96)).astype(np.float32)
+    x = a[0, :32].copy()
+    a[0] = 1e6 * np.concatenate([x, x, x])  # row 0: large terms that cancel
+    want = a @ b  # numpy's f32 sums: row 0 is rounding noise, far beyond 5% of the RMS
+    assert np.abs(want[0]).max() > 0.05 * np.sqrt(np.mean(want[1:] ** 2))
+    assert holds_product(want, a, b)
+    g = rng.standard_normal((32, 64)).astype(np.float32)
+    gram = g @ g.T
+    assert not holds_product(gram, g, g.T)  # it fits its transpose: no per-element values
+    other = rng.standard_normal((64, 32)).astype(np.float32)
+    assert holds_product(g @ other, g, other)
