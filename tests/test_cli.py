@@ -531,6 +531,17 @@ def test_a_completion_variable_left_in_the_environment_is_not_obeyed() -> None:
         0, "passthrough: all checks pass on npu1_1col"), r.stderr
 
 
+@pytest.mark.parametrize("args", [["run", "--target", "gpu"], ["sim", "--seed", "-1"]])
+def test_a_refused_option_value_is_said_in_aiedsls_words(args: list[str]) -> None:
+    """typer 0.29 validates options with pydantic, whose words leaked: "Value error, 'gpu' is
+    not one of ...", "Input should be greater than or equal to 0" (a CLI tester's find)."""
+    r = subprocess.run([sys.executable, "-m", "aiedsl", args[0], "designs/passthrough.py",
+                        *args[1:]], cwd=ROOT, capture_output=True, text=True)
+    first = r.stderr.splitlines()[0]
+    assert r.returncode == 2 and first.startswith(f"error: Invalid value for '{args[1]}'")
+    assert "Value error" not in first and "Input should" not in first, first
+
+
 def test_importing_aiedsl_loads_the_language_on_first_use() -> None:
     code = ("import sys, aiedsl; before = 'aiedsl.lang' in sys.modules; aiedsl.Tensor; "
             "print(before, 'aiedsl.lang' in sys.modules, 'aiedsl.api' in sys.modules)")

@@ -30,10 +30,30 @@ def _click_class(name: str) -> type:
     return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
 
 
+_VALIDATOR_WORDS = ((re.compile(r"Value error, "), ""),
+                    (re.compile(r"Input should be greater than or equal to (\S+)"),
+                     r"it must be \1 or more"),
+                    (re.compile(r"Input should be less than or equal to (\S+)"),
+                     r"it must be \1 or less"))
+"""What typer (0.29: it validates options with pydantic) says of a refused value, in aiedsl's
+words: ``'gpu' is not one of 'auto', 'npu', 'sim'``, ``it must be 0 or more``."""
+
+
+def plain_usage(text: str) -> str:
+    """A usage error's text without the validator's words (a CLI tester's find).
+
+    >>> plain_usage("Invalid value for '--seed': Input should be greater than or equal to 0")
+    "Invalid value for '--seed': it must be 0 or more"
+    """
+    for pattern, words in _VALIDATOR_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
 def _usage_error(e: Any) -> int:
     """Print a click usage error as one ``error:`` line, then the usage; return its exit code."""
     ctx = getattr(e, "ctx", None)
-    lines = [f"error: {e.format_message()}"]
+    lines = [f"error: {plain_usage(e.format_message())}"]
     if ctx is not None:
         lines += [ctx.get_usage(), f"Try '{ctx.command_path} -h' for help."]
     tell("\n".join(lines) + "\n")
