@@ -150,7 +150,9 @@ def _unused_defines(path: Path, shown: str, scope: dict[str, Any], unused: list[
         near = {n: _closest(n, used) for n in unused}
         meant = [(n, m) for n, m in near.items() if m is not None]
         define_at = define_lines or {}
-        at = define_at.get(meant[0][1]) if meant else None
+        # else the design's first define(), where the names it takes are
+        at = define_at.get(meant[0][1]) if meant else min(
+            define_at.values(), key=lambda loc: loc.line, default=None)
         return DesignError(
             "define", said, loc=caller or at or _line_of(path, shown, 1),
             found=", ".join(unused),

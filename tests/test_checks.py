@@ -2907,12 +2907,13 @@ DEFINES = '''
 
 
 def test_define_unknown_name(design_file: DesignFile) -> None:
-    """-D M=3 for a design that only defines N."""
+    """-D M=3 for a design that only defines N: said at the design's first define(), where
+    the names it takes are (it said d.py:1; a CLI tester's find)."""
     path = design_file(DEFINES)
     with pytest.raises(DesignError) as excinfo:
         load_from_command_line(path, ["M=3"])
     assert str(excinfo.value) == (
-        "d.py:1: error [define]: -D M matches no define() in d.py\n"
+        "d.py:3: error [define]: -D M matches no define() in d.py\n"
         "  found: M\n"
         "  fix: the design defines: N"
     )
