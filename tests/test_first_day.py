@@ -682,6 +682,25 @@ def test_a_misspelled_method_gets_the_closest(design_file: DesignFile, edit: tup
     assert last == f"  fix: {fix}"
 
 
+@pytest.mark.parametrize("call, said", [
+    ("tg = rt.task_group()", "rt.task_group: the runtime sequence has no task_group (IRON's "
+     "task groups free their transfers' BDs together when finished)"),
+    ("rt.finish_task_group(None)", "rt.finish_task_group: the runtime sequence has no "
+     "finish_task_group (IRON's finish_task_group(tg) waits for a task group's transfers)"),
+    ("rt.enable_trace(8192)", "rt.enable_trace: the runtime sequence has no enable_trace "
+     "(IRON's enable_trace sets up the NPU's hardware trace)"),
+    ("rt.inline_ops(None, [])", "rt.inline_ops: the runtime sequence has no inline_ops (IRON's "
+     "inline_ops puts MLIR of your own into the sequence)")])
+def test_irons_runtime_calls_say_what_to_write_instead(design_file: DesignFile, call: str,
+                                                      said: str) -> None:
+    """IRON's task groups, trace and inline ops got only "use one of those" (an IRON porter),
+    though the README maps task groups to rt.sync()."""
+    path = design_file((CORPUS.parent.parent / "designs" / "passthrough.py").read_text()
+                       .replace("rt.fill(to_mem, inp)", f"{call}\n        rt.fill(to_mem, inp)"))
+    first, *_ = error(path).splitlines()
+    assert first == f"d.py:31: error [runtime]: {said}"
+
+
 def test_a_define_given_for_a_plain_constant_says_to_make_it_one(
         design_file: DesignFile) -> None:
     """``-D N=8192`` on ``N = 4096`` said only "the design has no define(): remove -D N"."""

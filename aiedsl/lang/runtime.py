@@ -51,6 +51,20 @@ _IRON_RUNTIME = {
                  "sequence; use them in rt.fill and rt.drain"),
     "start": ("IRON's rt.start(worker) starts a worker",
               "leave it out: a herd's cores start by themselves when the design is loaded"),
+    "task_group": ("IRON's task groups free their transfers' BDs together when finished",
+                   "leave the group out and write rt.sync() where IRON finishes it: it waits for "
+                   "every transfer issued before it, whose BDs are free again after it "
+                   "(rt.wait(fifo) waits for one fifo's oldest)"),
+    "finish_task_group": ("IRON's finish_task_group(tg) waits for a task group's transfers",
+                          "write rt.sync() there: it waits for every transfer issued before it, "
+                          "whose BDs are free again after it (rt.wait(fifo) waits for one "
+                          "fifo's oldest)"),
+    "enable_trace": ("IRON's enable_trace sets up the NPU's hardware trace",
+                     "leave it out: `aiedsl sim --trace FILE` writes the simulated run's trace "
+                     "(a Chrome/Perfetto JSON); aiedsl does not set up the NPU's own"),
+    "inline_ops": ("IRON's inline_ops puts MLIR of your own into the sequence",
+                   "leave it out: the sequence is what rt's calls make (fills, drains, waits, "
+                   "rtp writes), each checked; an op aiedsl has not is not for a design to add"),
 }
 """What IRON's runtime calls that aiedsl has not are, and what to write instead."""
 
