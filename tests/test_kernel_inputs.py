@@ -365,6 +365,7 @@ void add_sat(const int16_t *__restrict a, const int16_t *__restrict b, int16_t *
   aie::set_saturation(aie::saturation_mode::saturate);
   for (unsigned i = 0; i < 256; i += 32)
     aie::store_v(c + i, aie::add(aie::load_v<32>(a + i), aie::load_v<32>(b + i)));
+  aie::set_saturation(aie::saturation_mode::none);  // the core's mode, as it found it
 }
 '''
 

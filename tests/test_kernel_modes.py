@@ -186,6 +186,7 @@ ADD_CC = '''
 extern "C" void add_sat(const int8_t *a, const int8_t *b, int8_t *out) {
   aie::set_saturation(aie::saturation_mode::saturate);
   aie::store_v(out, aie::add(aie::load_v<64>(a), aie::load_v<64>(b)));
+  aie::set_saturation(aie::saturation_mode::none);  // the core's mode, as it found it
 }
 '''
 
