@@ -1100,3 +1100,42 @@ def test_the_depth_named_is_the_least_that_ends_the_run(
     assert simulate(load_design(design_file(source(least), "ends.py"))).passed
     with pytest.raises(Deadlock):
         simulate(load_design(design_file(source(least - 1), "hangs.py")))
+
+
+PRODUCE_LEAK = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import passthrough
+
+@design(device="npu1_1col")
+def produce_leak(inp: Tensor[8, 256, i32], out: Tensor[8, 256, i32]):
+    a = fifo(Tensor[256, i32], name="a")
+    r = fifo(Tensor[256, i32], depth=3, name="r")
+    copy = passthrough(Tensor[256, i32])
+
+    @herd()
+    def core():
+        for _ in loop(8):
+            w = r.acquire("produce", 2)
+            with a.consume() as s:
+                copy(s, w[0])
+            r.release("produce", 1)
+
+    with runtime() as rt:
+        rt.fill(a, inp)
+        rt.drain(r, out)
+'''
+
+
+def test_a_producer_that_holds_more_each_iteration_is_told_to_acquire_what_it_releases(
+        design_file: Callable[..., Path]) -> None:
+    """IRON's of.acquire(2) ... of.release(1) on a producer was given the sliding window's
+    fixes, and both led to [balance] errors: a producer slides no window over what it makes
+    (a hang-debugging tester's find)."""
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(design_file(PRODUCE_LEAK)).ir)
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: acquire 1 at line 13, as many as the iteration writes and releases (a "
+        "producer's extra 1 would be released unwritten, or make more elements than the "
+        "consumers take); if it writes 2, release 2, and make its consumers take them all")
+    one = PRODUCE_LEAK.replace('"produce", 2)', '"produce", 1)')
+    check_design(load_design(design_file(one, "fixed.py")).ir)

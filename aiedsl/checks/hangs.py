@@ -142,6 +142,14 @@ def _sliding_window(core: Core, loop: Loop, key: tuple[str, str], before: int, a
         fix = (f"release the {more} element(s) of '{fifo}' it still holds at the end of each "
                f"iteration, so the window the loop at line {inner.loc.line} sweeps starts "
                "afresh in each")
+    elif port == "produce":  # a producer slides no window over what it makes
+        acq = next(op for op, _ in walk(loop.body) if isinstance(op, Acquire)
+                   and (op.fifo, op.port) == key and op.count == most)
+        what = f"it acquires {most} (line {acq.loc.line}) and releases {rel}"
+        fix = (f"acquire {rel} at line {acq.loc.line}, as many as the iteration writes and "
+               f"releases (a producer's extra {more} would be released unwritten, or make "
+               f"more elements than the consumers take); if it writes {most}, release "
+               f"{most}, and make its consumers take them all")
     else:
         acq = next(op for op, _ in walk(loop.body) if isinstance(op, Acquire)
                    and (op.fifo, op.port) == key and op.count == most)
