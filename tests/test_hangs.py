@@ -1139,3 +1139,40 @@ def test_a_producer_that_holds_more_each_iteration_is_told_to_acquire_what_it_re
         "consumers take); if it writes 2, release 2, and make its consumers take them all")
     one = PRODUCE_LEAK.replace('"produce", 2)', '"produce", 1)')
     check_design(load_design(design_file(one, "fixed.py")).ir)
+
+
+FILL_WAITED_BEFORE_THE_OTHER_INPUT = '''
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import add
+
+@design(device="npu1_1col")
+def fill_two(A: Tensor[16, 1024, i32], B: Tensor[16, 1024, i32], C: Tensor[16, 1024, i32]):
+    a = fifo(Tensor[1024, i32], name="a")
+    b = fifo(Tensor[1024, i32], name="b")
+    c = fifo(Tensor[1024, i32], name="c")
+    add_k = add(Tensor[1024, i32])
+
+    @herd()
+    def core():
+        for _ in loop(16):
+            with a.consume() as x, b.consume() as y, c.produce() as z:
+                add_k(x, y, z)
+
+    with runtime() as rt:
+        rt.fill(a, A, wait=True)
+        rt.sync()
+        rt.fill(b, B)
+        rt.drain(c, C)
+'''
+
+
+def test_a_deadlocked_wait_names_every_transfer_issued_after_it(
+        design_file: Callable[..., Path]) -> None:
+    """The chain named the fill of 'b'; moved before the sync, the drain of 'c' deadlocked
+    next (a hang-debugging tester's find): the fix names both."""
+    with pytest.raises(Deadlock) as e:
+        simulate(load_design(design_file(FILL_WAITED_BEFORE_THE_OTHER_INPUT)))
+    assert str(e.value).splitlines()[-1] == (
+        "  fix: issue every fill and drain that the waited fill depends on before the rt.sync() "
+        "that waits for it (the fill of 'b' (line 20) and the drain of 'c' (line 21) come after "
+        "it)")

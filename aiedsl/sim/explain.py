@@ -16,6 +16,7 @@ from __future__ import annotations
 from aiedsl.ir.program import walk
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Acquire, BarrierWait, Call
+from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer, Wait
 from aiedsl.place.objectfifo import lower
@@ -157,6 +158,25 @@ def _full_fifo(chain: list[Proc]) -> str | None:
                 q.info.get("fifo") is not None):
             return str(q.info["fifo"])
     return None
+
+
+def _issued_after(d: Design, waiting: object) -> str:
+    """The transfers the runtime issues after the wait ``waiting`` and before the next one, as
+    a fix names them when there are several (`` (the fill of 'b' (line 22) and the drain of
+    'c' (line 23) come after it)``): moving the one the chain names, a tester met the next
+    deadlock at the other."""
+    index = next((i for i, op in enumerate(d.runtime) if op is waiting), None)
+    if index is None:
+        return ""
+    after = []
+    for op in d.runtime[index + 1:]:
+        if isinstance(op, Wait):
+            break
+        if isinstance(op, Transfer):
+            after.append(f"the {op.op} of '{op.fifo}' (line {op.loc.line})")
+    if len(after) < 2:  # the one there is, the chain names
+        return ""
+    return f" ({', '.join(after[:-1])} and {after[-1]} come after it)"
 
 
 def _capped_end(m: Machine, chain: list[Proc]) -> tuple[str, str, int] | None:
@@ -301,7 +321,7 @@ def explain(m: Machine) -> Deadlock:
         token = m.runtime.request[1] if m.runtime.request is not None else None
         kind = token.name.split(" ", 1)[0] if token is not None else "transfer"
         fix = (f"issue every fill and drain that the waited {kind} depends on before the {where} "
-               "that waits for it")
+               "that waits for it" + _issued_after(m.design, waiting))
         # A full fifo on the way also stalls the transfer: room for what the runtime does not
         # yet take out may end it too (said only if a depth is found that does).
         capped = _capped_end(m, chain)
