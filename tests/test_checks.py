@@ -2227,9 +2227,19 @@ def test_balance_join_parts_differ(design_file: DesignFile) -> None:
         ''')
     assert check_error(path) == (
         "d.py:7: error [balance]: join into 'c' gets different counts from its parts per run\n"
-        "  found: c0: 4, c1: 3\n"
+        "  found: c0: 4 (core[0,0]), c1: 3 (core[1,0])\n"
+        "  d.py:12: core[0,0] makes 4 element(s) of 'c0' per run\n"
+        "  d.py:12: core[1,0] makes 3 element(s) of 'c1' per run\n"
         "  fix: make every core of a join produce the same number of elements"
     )
+    # a herd whose one core runs an extra iteration: that core, at its loop's acquire
+    path.write_text(path.read_text().replace("cols=2", "cols=3").replace(
+        "Tensor[2048, i32]", "Tensor[2304, i32]").replace(
+        "[c0, c1]", "[c0, c1, c2]").replace('4 if x == 0 else 3', '4 if x == 2 else 3').replace(
+        'c = join([c0, c1, c2]', 'c2 = fifo(Tensor[256, i32], name="c2")\n    c = join([c0, c1, c2]'))
+    assert check_error(path).splitlines()[1:3] == [
+        "  found: c0: 3 (core[0,0]), c1: 3 (core[1,0]), c2: 4 (core[2,0])",
+        "  d.py:13: core[2,0] makes 4 element(s) of 'c2' per run, the other parts 3"]
 
 
 def test_balance_fill_not_whole_elements(design_file: DesignFile) -> None:

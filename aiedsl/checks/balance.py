@@ -8,7 +8,7 @@ from fractions import Fraction
 from typing import Any
 
 from aiedsl.errors import DesignError
-from aiedsl.ir.core_ops import Loop
+from aiedsl.ir.core_ops import Acquire, Loop
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Fifo, Link
 from aiedsl.ir.loc import Loc
@@ -127,10 +127,32 @@ def check_balance(d: Design) -> None:
         if link.kind == "join":
             counts = {s: sent(s) for s in link.srcs}
             if len(set(counts.values())) > 1:
+                # the parts whose count is not the most parts' (a core of a herd that runs one
+                # more iteration), by the core that makes each, at its acquire (a tester: "o3"
+                # named no core of the herd, nor a line of its loop)
+                values = list(counts.values())
+                usual = max(values, key=values.count)
+                makers = {s: by_name[s].producer.core for s in link.srcs
+                          if by_name[s].producer.kind == "core"}
+                programs = {p.name: p for p in d.cores}
+                related = []
+                most = values.count(usual) * 2 > len(values)  # else each part is named
+                for part, made_of in counts.items():
+                    program = programs.get(makers.get(part) or "")
+                    if (most and made_of == usual) or program is None:
+                        continue
+                    at = next((op.loc for op, _ in walk(program.body) if isinstance(op, Acquire)
+                               and (op.fifo, op.port) == (part, "produce")), program.loc)
+                    related.append((f"{program.name} makes {_n(made_of)} element(s) of '{part}' "
+                                    "per run" + (f", the other parts {_n(usual)}" if most else ""),
+                                    at))
                 raise DesignError(
                     "balance", f"join into '{link.dsts[0]}' gets different counts from its "
                     "parts per run", loc=link.loc,
-                    found=", ".join(f"{s}: {_n(c)}" for s, c in counts.items()),
+                    found=", ".join(f"{part}: {_n(made_of)}" + (
+                        f" ({makers[part]})" if part in makers else "")
+                        for part, made_of in counts.items()),
+                    related=related,
                     fix="make every core of a join produce the same number of elements")
     for f in d.fifos:
         base = count(f.name)
