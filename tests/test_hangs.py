@@ -95,7 +95,9 @@ STATIC: dict[str, str] = {
     "join_counts_differ.py": (
         "join_counts_differ.py:27: error [balance]: join into 'c' gets different counts from "
         "its parts per run\n"
-        "  found: c0: 4, c1: 3\n"
+        "  found: c0: 4 (core[0,0]), c1: 3 (core[0,1])\n"
+        "  join_counts_differ.py:33: core[0,0] makes 4 element(s) of 'c0' per run\n"
+        "  join_counts_differ.py:33: core[0,1] makes 3 element(s) of 'c1' per run\n"
         "  fix: make every core of a join produce the same number of elements"
     ),
     "loop_acquire_no_release.py": (
