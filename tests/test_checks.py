@@ -590,8 +590,32 @@ def test_only_the_outermost_dimension_may_repeat(design_file: DesignFile) -> Non
         "verifyStridesWraps: 'Stride must be a positive integer'; only the iteration dimension "
         "may repeat with stride 0)\n"
         "  found: size 2 with stride 0 (offset 0, sizes [1, 2, 2, 512], strides [0, 0, 512, 1])\n"
-        "  fix: put the repeat in the outermost dimension, e.g. sizes [2, 1, ...] strides "
-        "[0, 0, ...] (tiles(..., repeat=n) does)")
+        "  fix: put the repeat in the outermost of the four dimensions: (0, [2, 1, 2, 512], "
+        "[0, 0, 512, 1]) (a pattern of fewer is padded with size-1 dimensions on the left, "
+        "outermost; tiles(..., repeat=n) repeats this way)")
+    # IRON's three-dimension repeat, padded on the left, gets the pattern it meant (an IRON
+    # porter was told to put the repeat outermost, where it was)
+    path.write_text(path.read_text().replace("(0, [1, 2, 2, 512], [0, 0, 512, 1])",
+                                             "(0, [2, 2, 512], [0, 512, 1])"))
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: put the repeat in the outermost of the four dimensions: (0, [2, 1, 2, 512], "
+        "[0, 0, 512, 1]) (a pattern of fewer is padded with size-1 dimensions on the left, "
+        "outermost; tiles(..., repeat=n) repeats this way)")
+    fixed = path.read_text().replace("(0, [2, 2, 512], [0, 512, 1])",
+                                     "(0, [2, 1, 2, 512], [0, 0, 512, 1])")
+    path.write_text(fixed)
+    assert "stride >= 1" not in (check_error(path) or "")
+
+
+def test_a_drain_that_repeats_is_told_its_stride_is_likely_wrong(design_file: DesignFile) -> None:
+    """A drain's stride-0 dimension got the fill's fix, to move the repeat outermost, which
+    led to an output-coverage error: a drain has nothing to repeat (an IRON porter's find)."""
+    path = design_file(SPELT.format(pattern="(0, [4096], [1])").replace(
+        "rt.drain(c, C)", "rt.drain(c, C, (0, [1, 2, 2, 1024], [0, 0, 0, 1]))"))
+    assert check_error(path).splitlines()[-1] == (
+        "  fix: give that dimension the stride that moves it on through 'C': a drain has "
+        "nothing to repeat (it would write the same host elements again, and leave others "
+        "unwritten)")
 
 
 def test_a_repeated_linear_transfer_is_free_of_the_wraps(design_file: DesignFile) -> None:
@@ -2236,7 +2260,8 @@ def test_balance_join_parts_differ(design_file: DesignFile) -> None:
     path.write_text(path.read_text().replace("cols=2", "cols=3").replace(
         "Tensor[2048, i32]", "Tensor[2304, i32]").replace(
         "[c0, c1]", "[c0, c1, c2]").replace('4 if x == 0 else 3', '4 if x == 2 else 3').replace(
-        'c = join([c0, c1, c2]', 'c2 = fifo(Tensor[256, i32], name="c2")\n    c = join([c0, c1, c2]'))
+        'c = join([c0, c1, c2]',
+        'c2 = fifo(Tensor[256, i32], name="c2")\n    c = join([c0, c1, c2]'))
     assert check_error(path).splitlines()[1:3] == [
         "  found: c0: 3 (core[0,0]), c1: 3 (core[1,0]), c2: 4 (core[2,0])",
         "  d.py:13: core[2,0] makes 4 element(s) of 'c2' per run, the other parts 3"]

@@ -40,12 +40,26 @@ def _check_transfer(d: Design, t: Transfer, target: TargetModel) -> None:
         for i in (1, 2, 3):
             if p.sizes[i] > 1 and p.strides[i] < 1:
                 # verifyStridesWraps: only the outermost (iteration) dimension repeats
+                if t.op == "drain":  # a drain that repeats writes the same elements again
+                    fix = (f"give that dimension the stride that moves it on through "
+                           f"'{t.tensor}': a drain has nothing to repeat (it would write the "
+                           "same host elements again, and leave others unwritten)")
+                elif p.sizes[0] == 1:  # the outermost slot is free: the pattern, moved there
+                    sizes, strides = list(p.sizes), list(p.strides)
+                    sizes[0], sizes[i] = sizes[i], 1
+                    strides[0], strides[i] = 0, 0
+                    fix = (f"put the repeat in the outermost of the four dimensions: "
+                           f"({p.offset}, {sizes}, {strides}) (a pattern of fewer is padded with "
+                           "size-1 dimensions on the left, outermost; tiles(..., repeat=n) "
+                           "repeats this way)")
+                else:
+                    fix = ("put the repeat in the outermost dimension, e.g. sizes "
+                           f"[{p.sizes[i]}, 1, ...] strides [0, 0, ...] (tiles(..., repeat=n) "
+                           "does)")
                 _fail(t.loc, where, "a stride >= 1 on every dimension but the outermost "
                       "(mlir-aie's verifyStridesWraps: 'Stride must be a positive integer'; "
                       "only the iteration dimension may repeat with stride 0)",
-                      f"size {p.sizes[i]} with stride {p.strides[i]} ({shown})",
-                      "put the repeat in the outermost dimension, e.g. sizes "
-                      f"[{p.sizes[i]}, 1, ...] strides [0, 0, ...] (tiles(..., repeat=n) does)")
+                      f"size {p.sizes[i]} with stride {p.strides[i]} ({shown})", fix)
         # verifyStridesWraps: for 4-byte elements the innermost stride is any whole number of
         # words (getHardwareStridesWraps encodes it as stride - 1, e.g. the DMA-only transpose
         # sizes [32, 64] strides [1, 32] of i32); for smaller elements it moves whole words, so
