@@ -68,7 +68,9 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
                   related)
     elif words > target.max_dma_size:
         _fail(loc, where, f"innermost size <= {target.max_dma_size} words of {gran} bytes",
-              f"{words} words ({shown})", "split the innermost dimension in two", related)
+              f"{words} words ({shown})",
+              _inner_split(inner_size, inner_stride, itemsize, gran, target.max_dma_size),
+              related)
     for i, (size, stride) in enumerate(zip(sizes, strides)):
         if i == len(sizes) - 1:
             if strided_inner and size > 1 and stride != 1 and (stride * itemsize) % gran:
@@ -90,6 +92,25 @@ def _check_dims(where: str, sizes: tuple[int, ...], strides: tuple[int, ...], it
             _fail(loc, where, f"strides are multiples of {gran} bytes",
                   f"stride {stride} x {itemsize} B = {stride * itemsize} B ({shown})",
                   aligned_stride_fix(stride, itemsize, gran), related)
+
+
+def _inner_split(size: int, stride: int, itemsize: int, gran: int, most: int) -> str:
+    """The fix for an innermost dimension of ``size`` elements over ``most`` words: the split
+    into two whose inner part is the largest that fits, as sizes and strides (halving 2,048
+    words still left 1,024, over 1,023: an IRON porter's find).
+
+    >>> _inner_split(2048, 16, 4, 4, 1023).split(" (")[0]
+    'split the innermost dimension in two, 4 x 512: sizes [..., 4, 512] strides [..., 8192, 16]'
+    """
+    per_word = gran // itemsize if itemsize < gran else 1
+    fits = [r for r in range(min(size, most * per_word), 0, -1)
+            if size % r == 0 and r * itemsize % gran == 0 and r * itemsize // gran <= most]
+    if not fits or size // fits[0] > most:
+        return "split the innermost dimension in two"
+    r = fits[0]
+    return (f"split the innermost dimension in two, {size // r} x {r}: sizes [..., {size // r}, "
+            f"{r}] strides [..., {r * stride}, {stride}] ({r} elements are {r * itemsize // gran} "
+            "words; a size-1 dimension outside it makes room)")
 
 
 def aligned_stride_fix(stride: int, itemsize: int, gran: int) -> str:
