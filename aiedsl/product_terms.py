@@ -14,7 +14,11 @@ bound, ``K * max|A[i]| * max|B[:, j]|``, where it is below the largest |expected
 is at least the element's own sum of |terms|, which its rounding follows, so no correct run
 fails for it that passed before unless its terms' rounding errors add up over thousands of
 terms without cancelling (which the relative part covers where the terms share a sign); a
-wrong element in an ordinary row is no longer hidden by the largest row.
+wrong element in an ordinary row is no longer hidden by the largest row. The tolerance is at
+least what the cores' flushing of subnormal values takes from a sum
+(:meth:`aiedsl.compare.Terms.atol`), and it applies only where the result or the reference
+holds the product row-major (:func:`holds_product`): a drain that writes C transposed or tile
+by tile puts another element there.
 
 >>> a = np.array([[1.0, 1.0], [1000.0, 1.0]], np.float32)
 >>> rows, cols = term_bounds(a, np.ones((2, 3), np.float32))
