@@ -489,7 +489,7 @@ def test_a_design_above_the_working_directory_is_named_as_typed(design_file: Des
     both name it as typed now."""
     path = design_file((ROOT / "designs" / "passthrough.py").read_text())
     (path.parent / "sub").mkdir()
-    for define, line in (("BOGUS=1", 1), ("N=abc", 12)):
+    for define, line in (("BOGUS=1", 12), ("N=abc", 12)):  # (the first define())
         r = aiedsl("check", "../d.py", "-D", define, cwd=path.parent / "sub")
         assert r.returncode == 2 and r.stderr.startswith(f"../d.py:{line}: error [define]"), \
             r.stderr
