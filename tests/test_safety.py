@@ -781,7 +781,8 @@ def test_rt_wait_is_named_in_its_deadlock_and_wants_a_fifo(
     lines = str(e.value).splitlines()
     assert lines[1].startswith("  the runtime waits at rt.wait() for its drain of 'out_l3'")
     assert lines[-1] == ("  fix: issue every fill and drain that the waited drain depends on "
-                         "before the rt.wait() that waits for it")
+                         "before the rt.wait() that waits for it (the fill of 'in_l3' (line 33) "
+                         "and the drain of 'out_l3' (line 34) come after it)")
     bad = design_file(variant("rt.drain(from_mem, out, wait=True)",
                               "rt.drain(from_mem, out, wait=True)\n        rt.wait(out)"), "t.py")
     assert error_of(bad).splitlines()[0] == (

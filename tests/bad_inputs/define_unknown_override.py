@@ -1,6 +1,6 @@
-# expect: define 1
+# expect: define 9
 # defines: M=3
-# why: -D M=3 names no define() of the design (a typo for N).
+# why: -D M=3 names no define() of the design (a typo for N): said at its first define().
 import numpy as np
 
 from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
