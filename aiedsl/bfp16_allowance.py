@@ -47,6 +47,7 @@ from aiedsl.ir.runtime import Transfer
 from aiedsl.kernels.bfp16 import OVERFLOWS, to_bfp16
 from aiedsl.kernels.cascade import CASCADE_ROUNDING, matmul_cascade_bfp16_ref
 from aiedsl.kernels.matmul import matmul_bfp16_ref, mm_rounding
+from aiedsl.operand_largest import row_col_largest
 
 _ROWS = 1 << 20
 """Elements of the product computed at a time (rows of A times N): float32 copies of a slice."""
@@ -216,9 +217,7 @@ def element_allowance(a: np.ndarray, b: np.ndarray, rounding: str,
     """
     A = np.asarray(a, dtype=np.float32)
     B = np.asarray(b, dtype=np.float32)
-    with np.errstate(invalid="ignore", over="ignore"):
-        rows = np.max(np.abs(A), axis=1, initial=0.0, where=np.isfinite(A))
-        cols = np.max(np.abs(B), axis=0, initial=0.0, where=np.isfinite(B))
+    rows, cols = row_col_largest(A, B)
     out = np.empty((A.shape[0], B.shape[1]), np.float32)
     size = max(1, _ROWS // max(B.shape[1], 1))
     for lo, diff in zip(range(0, A.shape[0], size), _differences(A, B, rounding, step,

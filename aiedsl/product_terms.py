@@ -39,6 +39,7 @@ from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.bfp16 import to_bfp16
 from aiedsl.kernels.cascade import matmul_cascade_ref
 from aiedsl.kernels.matmul import matmul_ref
+from aiedsl.operand_largest import row_col_largest
 
 __all__ = ["holds_product", "laid_out", "matmul_operands", "product_terms", "term_bounds"]
 
@@ -59,24 +60,8 @@ def matmul_operands(k: Kernel) -> tuple[int, int, int | None, str] | None:
 def term_bounds(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(K * max|A[i]|, max|B[:, j]|)`` as float64 vectors: their outer product bounds the sum
     of |terms| of each element of ``A @ B`` (non-finite values left out)."""
-    rows = np.concatenate([_largest(a[lo:lo + _ROWS], 1) for lo in range(0, len(a), _ROWS)]
-                          or [np.zeros(0)])
-    cols = np.zeros(b.shape[1])
-    for lo in range(0, len(b), _ROWS):
-        np.maximum(cols, _largest(b[lo:lo + _ROWS], 0), out=cols)
+    rows, cols = row_col_largest(a, b)
     return rows * a.shape[1], cols
-
-
-_ROWS = 256
-"""Rows of an operand read at a time: a float32 copy of a slice, never of a whole 4096^2
-matrix (64 MB), which the simulator's memory bound would count."""
-
-
-def _largest(part: np.ndarray, axis: int) -> np.ndarray:
-    """The largest finite |value| of ``part`` along ``axis``, as float64 (0 for none)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        wide = np.abs(np.asarray(part, dtype=np.float32))
-        return np.max(wide, axis=axis, initial=0.0, where=np.isfinite(wide)).astype(np.float64)
 
 
 SAMPLES = 16
