@@ -142,24 +142,22 @@ def _sliding_window(core: Core, loop: Loop, key: tuple[str, str], before: int, a
         fix = (f"release the {more} element(s) of '{fifo}' it still holds at the end of each "
                f"iteration, so the window the loop at line {inner.loc.line} sweeps starts "
                "afresh in each")
-    elif port == "produce":  # a producer slides no window over what it makes
-        acq = next(op for op, _ in walk(loop.body) if isinstance(op, Acquire)
-                   and (op.fifo, op.port) == key and op.count == most)
-        what = f"it acquires {most} (line {acq.loc.line}) and releases {rel}"
-        fix = (f"acquire {rel} at line {acq.loc.line}, as many as the iteration writes and "
-               f"releases (a producer's extra {more} would be released unwritten, or make "
-               f"more elements than the consumers take); if it writes {most}, release "
-               f"{most}, and make its consumers take them all")
     else:
         acq = next(op for op, _ in walk(loop.body) if isinstance(op, Acquire)
                    and (op.fifo, op.port) == key and op.count == most)
         what = f"it acquires {most} (line {acq.loc.line}) and releases {rel}"
-        fix = (f"if the loop slides a window across its iterations, acquire the first {more} "
-               f"element(s) of the window before the loop (and release them after it), so each "
-               f"iteration starts holding {after} and its acquire of {most} takes the {rel} it "
-               "releases, which every mlir-aie lowers alike; if each iteration should start "
-               f"afresh (a window swept inside it), release the {more} it still holds at its "
-               "end")
+        if port == "produce":  # a producer slides no window over what it makes
+            fix = (f"acquire {rel} at line {acq.loc.line}, as many as the iteration writes and "
+                   f"releases (a producer's extra {more} would be released unwritten, or make "
+                   f"more elements than the consumers take); if it writes {most}, release "
+                   f"{most}, and make its consumers take them all")
+        else:
+            fix = (f"if the loop slides a window across its iterations, acquire the first "
+                   f"{more} element(s) of the window before the loop (and release them after "
+                   f"it), so each iteration starts holding {after} and its acquire of {most} "
+                   f"takes the {rel} it releases, which every mlir-aie lowers alike; if each "
+                   f"iteration should start afresh (a window swept inside it), release the "
+                   f"{more} it still holds at its end")
     raise DesignError(
         "hang: unbalanced loop", f"each iteration of the loop in {core.name} ends holding "
         f"{more} more element(s) of '{fifo}' ({port}) than it started with: {what}, and "
