@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aiedsl.compare import Allowance
+from aiedsl.tolerances import Allowance
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Acquire, BufferArg, Call
 from aiedsl.ir.dataflow import Dataflow

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from aiedsl.bfp16_allowance import bfp16_allowance
-from aiedsl.compare import Allowance, OutputCheck, cancel_note, compare, largest
+from aiedsl.compare import OutputCheck, cancel_note, compare, largest
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
@@ -20,6 +20,7 @@ from aiedsl.ir.roundings import sum_roundings
 from aiedsl.ir.runtime import Transfer
 from aiedsl.notes import zero_example
 from aiedsl.product_terms import laid_out, product_terms
+from aiedsl.tolerances import Allowance
 
 
 def note_aliases(checks: list[OutputCheck], inputs: Iterable[str]) -> None:

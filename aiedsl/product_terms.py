@@ -2,7 +2,7 @@
 rounding follows, element by element.
 
 An f32 output that a kernel sums into is compared with an absolute tolerance of 1e-4 of the
-largest |expected| (:data:`aiedsl.compare.TOLERANCE`): the partial sums scale with the inputs,
+largest |expected| (:data:`aiedsl.tolerances.TOLERANCE`): the partial sums scale with the inputs,
 and where terms cancel they are larger than the element itself. But the largest |expected| is
 one element's. A few rows of A far larger than the rest (outlier activations) made it theirs,
 and every other element's check then allowed errors of their size: with one row of A ten
@@ -16,7 +16,7 @@ fails for it that passed before unless its terms' rounding errors add up over th
 terms without cancelling (which the relative part covers where the terms share a sign); a
 wrong element in an ordinary row is no longer hidden by the largest row. The tolerance is at
 least what the cores' flushing of subnormal values takes from a sum
-(:meth:`aiedsl.compare.Terms.atol`), and it applies only where the result or the reference
+(:meth:`aiedsl.tolerances.Terms.atol`), and it applies only where the result or the reference
 holds the product row-major (:func:`holds_product`): a drain that writes C transposed or tile
 by tile puts another element there.
 
@@ -33,7 +33,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from aiedsl.bfp16_allowance import bfp16_operands, bfp16_product, reference_name
-from aiedsl.compare import Terms
+from aiedsl.tolerances import Terms
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.bfp16 import to_bfp16

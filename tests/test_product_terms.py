@@ -10,7 +10,8 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 
-from aiedsl.compare import Terms, compare
+from aiedsl.compare import compare
+from aiedsl.tolerances import Terms
 from aiedsl.loader import load_design
 from aiedsl.output_checks import compare_outputs
 from aiedsl.product_terms import holds_product, product_terms, term_bounds

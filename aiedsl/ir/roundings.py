@@ -1,5 +1,5 @@
 """How many times a kernel that sums rounds an element of an output: what the tolerance of a
-bf16 sum allows for (:func:`aiedsl.compare.bf16_sum_bound`). Apart from :mod:`aiedsl.ir.program`
+bf16 sum allows for (:func:`aiedsl.tolerances.bf16_sum_bound`). Apart from :mod:`aiedsl.ir.program`
 because it follows the cores' results downstream (:class:`~aiedsl.ir.dataflow.Dataflow`, which
 reads :mod:`aiedsl.ir.program` itself)."""
 
@@ -22,7 +22,7 @@ def sum_roundings(d: Design, tensor: str) -> int:
     a bf16 C) between that buffer's acquire and its release, over the cores whose results reach
     ``tensor``; for a core-local buffer, its summing calls per write that starts it over (a zero
     kernel's). 1 when no kernel sums into a buffer of that type (an f32 accumulator narrowed once
-    at the end). :func:`aiedsl.compare.bf16_sum_bound` allows each rounding a share.
+    at the end). :func:`aiedsl.tolerances.bf16_sum_bound` allows each rounding a share.
 
     >>> from aiedsl.loader import load_design
     >>> sum_roundings(load_design("designs/gemm_bf16.py", {"OUT": "bf16"}).ir, "C")  # 512 / 64

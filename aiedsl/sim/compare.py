@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from aiedsl.compare import TOLERANCE, OutputCheck, compare  # noqa: F401 (re-exported)
+from aiedsl.compare import OutputCheck, compare  # noqa: F401 (re-exported)
+from aiedsl.tolerances import TOLERANCE  # noqa: F401 (re-exported)
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.errors import DesignError, counted
 from aiedsl.ir.design import Design
