@@ -42,7 +42,8 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     command), twice, its buffers between guard bytes filled one way and then another: a write
     outside a buffer, a write to an input, or a result that depends on the guard bytes (a read
     outside) fails too. A scalar parameter with no value, or a reference that raises, is a
-    DesignError naming it. A FAIL of a C++ that runs a bf16 mmul on npu2's bfp16 unit says so
+    DesignError naming it. An infinity or NaN where the reference has the same agrees. A FAIL
+    of a C++ that runs a bf16 mmul on npu2's bfp16 unit says so
     (:mod:`aiedsl.kernels.host_notes`): its reference may be one of exact products.
     ``full_range``: integer inputs over their types' whole range
     (:func:`~aiedsl.kernels.cases.case_args`)."""
@@ -107,12 +108,15 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     rounds: Rounding = "sum" if k.sums else "chain" if k.chained else "once"
     scale = largest(args_ref[i] for i, a in enumerate(k.args)
                     if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
+    # The same infinity, or NaN, where the reference has it agrees (a mask's -inf): the test
+    # compares two versions of one function, and no element here stands for a design's result
+    # (a design's reference says nonfinite=True for that). One where the other is finite fails.
     checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds,
-                      scale=scale)
+                      scale=scale, nonfinite=True)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:
         checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
-                              k.cascade_out.dtype, rounds=rounds, scale=scale))
+                              k.cascade_out.dtype, rounds=rounds, scale=scale, nonfinite=True))
     shown = [c.line() + _inputs_at(k, args_cpp, c, seed) for c in checks]
     if lines:  # a FAIL above: what it wrote inside its buffers is not a PASS of the kernel
         shown = [f"  within its buffers, {t[5:]}" if c.passed else t
