@@ -118,10 +118,16 @@ def poison_note(marked: int, wrong: int, dtype: str, poison: float) -> str:
         why = f" ({dt}'s smallest value; a sum that starts there stays near it)"
     read = "it was read before anything wrote it" if one else \
         "they were read before anything wrote them"
+    # A kernel computes NaN too (inf - inf, 0 x inf, inf / inf, after an overflow), and the
+    # value carries no mark of where it came from: a softmax without its max subtraction got
+    # the fix below, for an accumulator it zeroed (a transformer engineer)
+    computed = ("; a kernel computes NaN as well, from inf - inf, 0 x inf or inf / inf after a "
+                "value overflowed (an exp of a large input): if every element is written before "
+                "it is read, look there") if dt.is_float else ""
     return (f"{who} {look}, and {value} is what the simulator fills {dt} memory nothing has "
             f"written with{why}: most likely {read}, as an accumulator a kernel sums into with "
             "no zero call first, elements no kernel writes that a drain sends, or elements of "
             "the output no drain writes; fix: zero each accumulator inside its produce() before "
             "the first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or your own zero "
             "kernel), have a kernel write every element a drain sends, and drain every element "
-            "of the output")
+            f"of the output{computed}")

@@ -190,7 +190,9 @@ def test_a_fail_of_the_simulators_poison_says_so() -> None:
         "elements of the output no drain writes; fix: zero each accumulator inside its "
         "produce() before the first kernel sums into it (aiedsl.kernels.zero(Tensor[...]) or "
         "your own zero kernel), have a kernel write every element a drain sends, and drain "
-        "every element of the output")
+        "every element of the output; a kernel computes NaN as well, from inf - inf, 0 x inf "
+        "or inf / inf after a value overflowed (an exp of a large input): if every element is "
+        "written before it is read, look there")
     # u8: exactly 255
     want8 = np.zeros(8, dtype=np.uint8)
     got8 = want8.copy()
