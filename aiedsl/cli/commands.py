@@ -22,8 +22,8 @@ from typing import Any, Iterator, List, Optional
 import typer
 
 from aiedsl.cli.common import (
-    CONTEXT, DefineOpt, DesignArg, DeviceOpt, NameOpt, SeedOpt, StatsOpt, load, named_dir,
-    Stopped, named_file, say,
+    CONTEXT, DefineOpt, DesignArg, DeviceOpt, InputsOpt, NameOpt, SeedOpt, StatsOpt, load,
+    named_dir, Stopped, named_file, say,
 )
 from aiedsl.cli.kernel import kernel_app
 from aiedsl.cli.reports import print_table, print_usage, report_build, report_compile, report_run
@@ -147,12 +147,33 @@ def _compile(art: Any, tools: Any) -> Any:
         return art.compile(tools, step)
 
 
-def _watched_run(art: Any, **options: Any) -> Any:
-    """``art.run(**options)``, a simulation's progress drawn on a terminal's standard error."""
+def _watched_run(art: Any, arrays: list[Any], **options: Any) -> Any:
+    """``art.run(*arrays, **options)`` (no arrays: seeded ones), a simulation's progress drawn
+    on a terminal's standard error."""
     from aiedsl.cli.progress import SimProgress, stderr_console
 
     with SimProgress(stderr_console()) as watch:
-        return art.run(watch=watch, **options)
+        return art.run(*arrays, watch=watch, **options)
+
+
+def _given(handle: Any, inputs: Optional[str], seed: int) -> list[Any]:
+    """The arrays of ``--inputs`` (:mod:`aiedsl.cli.inputs_file`), read before anything is
+    built; none without it."""
+    if inputs is None:
+        return []
+    from aiedsl.cli.inputs_file import read_inputs
+    from aiedsl.errors import DesignError
+
+    if seed:
+        raise DesignError("inputs", f"--seed {seed} and --inputs {inputs} both say where the "
+                          "inputs come from", fix="give one: --seed draws random inputs, "
+                          "--inputs reads them")
+    return read_inputs(inputs, handle.ir, handle.inputs)
+
+
+def _drawn(seed: int, inputs: Optional[str]) -> str:
+    """Where a run's inputs came from, as its first line says it."""
+    return f"inputs {printable(inputs)}" if inputs is not None else f"seed {seed}"
 
 
 @app.command()
@@ -383,6 +404,7 @@ def sim(
     device: Optional[str] = DeviceOpt,
     name: Optional[str] = NameOpt,
     seed: int = SeedOpt,
+    inputs: Optional[str] = InputsOpt,
     trace: Optional[str] = typer.Option(None, "--trace", metavar="FILE", callback=named_file,
                                         help="Write a Chrome trace-event JSON (Perfetto)."),
     clock: Optional[float] = typer.Option(None, "--clock", metavar="GHZ", parser=_clock,
@@ -404,17 +426,18 @@ def sim(
         handle = load(design, define, device, name)
     _check_stats(stats, handle.name, trace)
     with _stats_of_an_end(stats, handle.name, handle.ir.device):
+        arrays = _given(handle, inputs, seed)
         art = build_design(handle, write=False)
         start = time.perf_counter()
-        result = _watched_run(art, target="sim", seed=seed, trace=trace,
+        result = _watched_run(art, arrays, target="sim", seed=seed, trace=trace,
                               clock_hz=clock * 1e9 if clock else None, kernels=kernels.value)
     # (run's reason names its --target sim, an option aiedsl sim has not: --stats's "why")
     result = dataclasses.replace(result, why="aiedsl sim runs the simulator")
     say(f"{handle.name} on {handle.ir.device}: simulated in "
-        f"{time.perf_counter() - start:.2f} s (seed {seed}"
+        f"{time.perf_counter() - start:.2f} s ({_drawn(seed, inputs)}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
     report_run(result, trace, stats, handle, seed,
-               native=None if kernels is Kernels.native else "--kernels native")
+               native=None if kernels is Kernels.native else "--kernels native", inputs=inputs)
 
 
 @app.command("run")
@@ -426,6 +449,7 @@ def run_(
     target: Target = typer.Option(Target.auto, "--target", help="auto (the NPU when there is "
                                   "one, else the simulator), npu or sim."),
     seed: int = SeedOpt,
+    inputs: Optional[str] = InputsOpt,
     iters: int = typer.Option(1, "--iters", min=1, metavar="N", help="NPU: timed runs (the "
                               "simulator runs a second invocation when --iters and --warmup ask "
                               "for more than one run)."),
@@ -464,18 +488,19 @@ def run_(
         check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked "
                         f"({', '.join(given)}{', and the timed run' if iters == 1 else ''})",
                         "run it once (--iters 1, no --warmup)")
+        arrays = _given(handle, inputs, seed)
         art = build_design(handle, output=output, mlir_syntax=mlir_syntax.value)
         say(f"built {printable(art.path)}/")
         start = time.perf_counter()
-        result = _watched_run(art, target=target.value, iters=iters, warmup=warmup, seed=seed,
-                              trace=trace, say=say, kernels=kernels.value)
+        result = _watched_run(art, arrays, target=target.value, iters=iters, warmup=warmup,
+                              seed=seed, trace=trace, say=say, kernels=kernels.value)
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     native = kernels is Kernels.native and result.target == "sim"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
-        f"{time.perf_counter() - start:.2f} s (seed {seed}"
+        f"{time.perf_counter() - start:.2f} s ({_drawn(seed, inputs)}"
         + (", kernels built from their C++ for the host)" if native else ")"))
     report_run(result, trace if result.target == "sim" else None, stats, handle, seed,
-               native=None if native else "--kernels native")
+               native=None if native else "--kernels native", inputs=inputs)
 
 
 @contextlib.contextmanager

@@ -80,6 +80,9 @@ DeviceOpt = typer.Option(None, "--device", metavar="DEVICE", callback=_known_dev
 NameOpt = typer.Option(None, "--name", metavar="NAME",
                        help="Which design, when the file declares several.")
 SeedOpt = typer.Option(0, "--seed", min=0, metavar="N", help="Seed of the random inputs.")
+InputsOpt = typer.Option(None, "--inputs", metavar="FILE",
+                         help="Run on these inputs instead of random ones: a .npz of an array "
+                         "per input tensor, by name (np.savez(FILE, A=a, B=b)).")
 DesignArg = typer.Argument(..., metavar="DESIGN", help="The design file (.py).")
 """A command's design file, taken as a str: a Path reads "" as ".", which load_design then
 called a directory, where it can say the path is empty."""

@@ -113,10 +113,11 @@ def report_compile(art: Any, compiled: Any) -> None:
 
 
 def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: Any,
-               seed: int, native: str | None = None) -> None:
+               seed: int, native: str | None = None, inputs: str | None = None) -> None:
     """Print a run's comparison and timing (rendered from its fields), write its ``--stats``
     file; exit 1 on FAIL. ``native``: for a simulation whose kernels ran as their numpy
-    references, the command that runs their C++ instead, said once under the comparison."""
+    references, the command that runs their C++ instead, said once under the comparison.
+    ``inputs``: the file the inputs came from (``--inputs``), when not drawn from ``seed``."""
     lines = result.lines()
     if native is not None and result.target == "sim" and handle.ir.kernels:
         # a PASS of the references says nothing of the C++ (a kernel adding 2, not 1, passes)
@@ -139,7 +140,7 @@ def report_run(result: Any, trace: Optional[str], stats: Optional[str], handle: 
         kernels = None if result.target != "sim" else \
             "reference" if native is not None else "native"
         write_stats(run_stats(result, handle.name, handle.ir.device, seed=seed,
-                              kernels=kernels), stats)
+                              kernels=kernels, inputs=inputs), stats)
         say(f"stats: {printable(stats)}")
     if not result.passed:
         raise typer.Exit(1)

@@ -93,15 +93,18 @@ def _measured(t: Measured) -> dict[str, Any]:
 
 
 def run_stats(result: RunResult, design: str, device: str, *, seed: int,
-              kernels: str | None = None) -> dict[str, Any]:
+              kernels: str | None = None, inputs: str | None = None) -> dict[str, Any]:
     """The stats document of ``result``, a run of ``design`` on ``device`` with inputs of
-    ``seed``: what ran it (``target``, ``why``; for a simulation ``kernels``, ``"reference"``
-    or ``"native"``: what computed the kernel calls), whether it passed, each output's
-    comparison and the timing (``timing.kind``: ``"simulated"`` or ``"measured"``)."""
+    ``seed``, or of the file ``inputs`` (``--inputs``; ``seed`` is then null): what ran it
+    (``target``, ``why``; for a simulation ``kernels``, ``"reference"`` or ``"native"``: what
+    computed the kernel calls), whether it passed, each output's comparison and the timing
+    (``timing.kind``: ``"simulated"`` or ``"measured"``)."""
     timing = result.timing
+    drawn: dict[str, Any] = {"seed": seed} if inputs is None else {"seed": None,
+                                                                    "inputs": inputs}
     return {"generator": f"aiedsl {__version__}", "design": design, "device": device,
             "target": result.target, "why": result.why,
-            **({"kernels": kernels} if kernels is not None else {}), "seed": seed,
+            **({"kernels": kernels} if kernels is not None else {}), **drawn,
             "passed": result.passed, "outputs": [_output(c) for c in result.checks],
             "timing": _simulated(timing) if isinstance(timing, Timing) else _measured(timing)}
 

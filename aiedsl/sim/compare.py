@@ -52,7 +52,7 @@ def make_inputs(d: Design, seed: int = 0) -> dict[str, np.ndarray]:
     return out
 
 
-def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc) -> None:
+def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc | None) -> None:
     """Every array in ``inputs`` is for a tensor the runtime fills, with its element type and
     count (in any shape), and every such tensor has one; else a DesignError at ``loc`` (the
     caller's line). Nothing is converted: a float array for an integer tensor, or int64 for
