@@ -158,8 +158,9 @@ def runtime_lib_include(target: TargetModel, include: str | None = None) -> Word
     if include is None:
         return EnvWord("-I", "MLIR_AIE_INSTALL_DIR", folder)
     # an install's include/ and aie_runtime_lib/ are siblings (a source build's install, pip's
-    # mlir_aie package alike)
-    return f"-I{PurePosixPath(include).parent}{folder}"
+    # mlir_aie package alike); the folder above, in the system's own path syntax (a POSIX
+    # path's parent of C:\...\include was ".": a Windows tester)
+    return f"-I{os.path.dirname(os.path.normpath(include))}{folder}"
 
 
 def kernel_compile_argv(target: TargetModel, source: str, output: str, *,

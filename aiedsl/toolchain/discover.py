@@ -245,6 +245,14 @@ def _version(argv: list[str], env: Mapping[str, str], *, whole: bool = False) ->
     return "; ".join(lines if whole else named or lines[:1])[:300]
 
 
+def executable(folder: Path, name: str) -> Path | None:
+    """The program ``name`` in ``folder``, as the system runs it: on Windows with the
+    extensions of PATHEXT (llvm-aie's ``bin\\clang++.exe``, mlir-aie's ``aiecc.exe``), where
+    ``folder / name`` alone found nothing (a Windows tester); elsewhere an executable file."""
+    found = shutil.which(name, path=str(folder))
+    return None if found is None else Path(found)
+
+
 def _find_peano(env: Mapping[str, str], peano: str | Path | None) -> Tool:
     candidates = []
     if peano is not None:
@@ -254,8 +262,8 @@ def _find_peano(env: Mapping[str, str], peano: str | Path | None) -> Tool:
     else:
         candidates.append((_site_packages() / "llvm-aie", "pip package llvm-aie"))
     for root, how in candidates:
-        clang = root / "bin" / "clang++"
-        if clang.is_file() and os.access(clang, os.X_OK):
+        clang = executable(root / "bin", "clang++")
+        if clang is not None:
             version = _version([str(clang), "--version"], env)
             targets, problem, detail = _aie_targets(clang, env)
             return Tool("Peano (llvm-aie)", clang, how, version, INSTALL["peano"],
@@ -300,8 +308,8 @@ def _find_aiecc(env: Mapping[str, str]) -> Tool:
     roots.append((_site_packages() / "mlir_aie", "pip package mlir_aie"))
     for root, how in roots:
         for name in AIECC_NAMES:
-            p = root / "bin" / name
-            if p.is_file() and os.access(p, os.X_OK):
+            p = executable(root / "bin", name)
+            if p is not None:
                 return _aiecc(p, how, env)
     looked = ", ".join(f"{r}/bin" for r, _ in roots)
     return Tool("aiecc (mlir-aie)", None, f"not on PATH, nor in {looked}",
@@ -338,8 +346,8 @@ def _find_mlir_aie_tool(env: Mapping[str, str], name: str, label: str) -> Tool:
         roots.append((Path(env["MLIR_AIE_INSTALL_DIR"]), "MLIR_AIE_INSTALL_DIR"))
     roots.append((_site_packages() / "mlir_aie", "pip package mlir_aie"))
     for root, how in roots:
-        p = root / "bin" / name
-        if p.is_file() and os.access(p, os.X_OK):
+        p = executable(root / "bin", name)
+        if p is not None:
             return Tool(label, p, how, _version([str(p), "--version"], env), INSTALL["aie-opt"])
     looked = ", ".join(f"{r}/bin" for r, _ in roots)
     return Tool(label, None, f"not on PATH, nor in {looked}", install=INSTALL["aie-opt"])

@@ -15,6 +15,7 @@ Example
 from __future__ import annotations
 
 import importlib
+import sys
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
@@ -69,7 +70,17 @@ def find_npu() -> tuple[Any | None, str]:
     """(device, description) of the first NPU, or (None, why there is none)."""
     try:
         pyxrt = import_pyxrt()
-    except ImportError:
+    except ImportError as e:
+        if not (isinstance(e, ModuleNotFoundError) and e.name == "pyxrt"):
+            # found, and it failed: its words are the reason ("DLL load failed" on Windows, a
+            # library of XRT's missing), which were dropped (a tester)
+            return None, f"pyxrt is there but does not load: {e}" + (
+                " (XRT's DLL folder must be among the DLL directories: os.add_dll_directory)"
+                if sys.platform == "win32" else
+                " (source /opt/xilinx/xrt/setup.sh sets the paths its libraries are found by)")
+        if sys.platform == "win32":
+            return None, "pyxrt is not importable (XRT is not installed, or its python folder " \
+                         "is not on PYTHONPATH)"
         return None, "pyxrt is not importable (XRT is not installed, or its python/ is not on " \
                      "PYTHONPATH: source /opt/xilinx/xrt/setup.sh)"
     try:
