@@ -188,11 +188,16 @@ class _ReaderMayLeave(io.TextIOWrapper):
 def reader_may_leave(stream: Any) -> Any:
     """``stream`` (the program's standard output, as Python opened it) as one whose closed
     pipe costs nothing (:class:`_ReaderMayLeave`), over the same buffer and with the same
-    settings; anything else (a test's capture, a replaced stream) as it is."""
+    settings but for characters its encoding lacks, written escaped (``\\u8bbe``); anything
+    else (a test's capture, a replaced stream) as it is."""
     if type(stream) is not io.TextIOWrapper:
         return stream
     stream.flush()
-    wrapped = _ReaderMayLeave(stream.buffer, encoding=stream.encoding, errors=stream.errors,
+    # a character the encoding lacks (a path's, under Windows' code page when the output is
+    # redirected) is written escaped, as standard error writes it: strict, a build that
+    # succeeded ended in exit 70 (a Windows tester)
+    errors = "backslashreplace" if stream.errors == "strict" else stream.errors
+    wrapped = _ReaderMayLeave(stream.buffer, encoding=stream.encoding, errors=errors,
                               line_buffering=stream.line_buffering,
                               write_through=stream.write_through)
     wrapped.replaced = stream

@@ -274,6 +274,20 @@ class DesignTrace:
             raise DesignError("kernel", f"two different kernels use the symbol '{k.symbol}'",
                               loc=k.loc, related=[("the first", prev.loc)],
                               found="; ".join(differ[:3]) or None, fix=fix)
+        if prev is None:
+            # a symbol names the build's kernels/<symbol>.cc and <symbol>.o: two that differ
+            # in case only are one file on Windows and macOS, the second kernel's C++ compiled
+            # for both (a Windows tester)
+            other = next((o for s, o in self.kernels.items()
+                          if s.casefold() == k.symbol.casefold()), None)
+            if other is not None:
+                raise DesignError(
+                    "kernel", f"kernels '{other.symbol}' and '{k.symbol}' differ in case only",
+                    loc=k.loc, related=[("the first", other.loc)],
+                    limit="symbols that differ in more than case: each names its build files "
+                    "(kernels/<symbol>.cc, <symbol>.o), which Windows and macOS take for one",
+                    found=f"'{other.symbol}' and '{k.symbol}'",
+                    fix=f"give one another name, e.g. '{k.symbol}_2'")
         self.kernels.setdefault(k.symbol, k)
         self.kernel_objs.setdefault(k.symbol, obj)
 
