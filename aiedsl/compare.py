@@ -119,22 +119,23 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     ``rounds``: how many roundings an element may carry (see :data:`TOLERANCE`); ``"sum"``, the
     most lenient, when nothing is known; for a bf16 sum, ``roundings`` is how many times a
     kernel rounded each element's partial sums (:func:`aiedsl.ir.roundings.sum_roundings`; see
-    :func:`bf16_sum_bound`). NaN or infinity anywhere fails, unless ``nonfinite``:
-    then they must sit where the reference has the same (NaN for NaN, an infinity of the same
-    sign for an infinity). ``scale``: the largest |input| of the run: a FAIL of a sum whose
-    every error is within the rounding of terms that size says so in its note (see
-    :data:`TOLERANCE`); ``floor`` is the least value the absolute tolerance is a fraction of.
-    A square FAIL that equals the reference transposed says so in its note
-    (``transposed=False`` does not look). ``poison``: ``got`` comes from the simulator, whose
-    memory starts as :func:`aiedsl.dtypes.unwritten`: a FAIL counts its wrong elements that
-    look like that value (:func:`poison_marked`) and, when there are any, says so in its note
-    (:func:`poison_note`). ``allowance``: an absolute error every element may have besides
-    (npu2's bfp16 quantization of a product's inputs, :mod:`aiedsl.bfp16_allowance`), added to
-    the float tolerance and named in its text (:func:`allowed`). An output whose every element
-    equals the reference's is a PASS "exact", naming no worst element.
-    ``terms``: for an f32 sum that is a matrix product, the bound of each element's sum of
-    |terms| (:mod:`aiedsl.product_terms`): an element's absolute tolerance is the same fraction
-    of it where it is below the largest |expected|.
+    :func:`bf16_sum_bound`); otherwise, how many roundings a kernel declares each result goes
+    through in one call (``declare(..., roundings=2)``), each allowed its relative tolerance.
+    NaN or infinity anywhere fails, unless ``nonfinite``: then they must sit where the reference
+    has the same (NaN for NaN, an infinity of the same sign for an infinity). ``scale``: the
+    largest |input| of the run: a FAIL of a sum whose every error is within the rounding of
+    terms that size says so in its note (see :data:`TOLERANCE`); ``floor`` is the least value
+    the absolute tolerance is a fraction of. A square FAIL that equals the reference transposed
+    says so in its note (``transposed=False`` does not look). ``poison``: ``got`` comes from the
+    simulator, whose memory starts as :func:`aiedsl.dtypes.unwritten`: a FAIL counts its wrong
+    elements that look like that value (:func:`poison_marked`) and, when there are any, says so
+    in its note (:func:`poison_note`). ``allowance``: an absolute error every element may have
+    besides (npu2's bfp16 quantization of a product's inputs, :mod:`aiedsl.bfp16_allowance`),
+    added to the float tolerance and named in its text (:func:`allowed`). An output whose every
+    element equals the reference's is a PASS "exact", naming no worst element. ``terms``: for an
+    f32 sum that is a matrix product, the bound of each element's sum of |terms|
+    (:mod:`aiedsl.product_terms`): an element's absolute tolerance is the same fraction of it
+    where it is below the largest |expected|.
     """
     g_all = got.reshape(-1)
     cap: Terms | None = None  # per-element absolute tolerances (of an f32 product's terms)
@@ -146,9 +147,13 @@ def compare(name: str, got: np.ndarray, want: np.ndarray, dtype: str, *,
     magnitude = None  # a bf16 sum's: each element is held to rtol * max(|want_i|, magnitude)
     if dtype in TOLERANCE:
         rtol, atol_rel = TOLERANCE[dtype]
+        if rounds != "sum" and roundings > 1:  # a kernel's declared roundings=: an ulp each
+            rtol *= roundings
         if rounds == "once":
             atol = TINY
-            tol = f"tolerance {rtol:g} relative (one rounding per element)"
+            tol = f"tolerance {rtol:g} relative (" + (
+                "one rounding per element)" if roundings <= 1 else
+                f"{roundings} roundings per element)")
         elif rounds == "sum" and dtype == "bf16":
             rtol, magnitude = bf16_sum_bound(w_all, roundings, floor)
             if allowance is not None and allowance.elements is None:

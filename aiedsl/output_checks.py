@@ -16,7 +16,7 @@ from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import Call, LocalArg, Loop, Op
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import rounding
-from aiedsl.ir.roundings import sum_roundings
+from aiedsl.ir.roundings import declared_roundings, sum_roundings
 from aiedsl.ir.runtime import Transfer
 from aiedsl.notes import zero_example
 from aiedsl.product_terms import laid_out, product_terms
@@ -43,7 +43,8 @@ def compare_outputs(d: Design, outputs: Mapping[str, np.ndarray],
     (what the simulator and a run on the NPU report alike). ``poison``: the outputs are the
     simulator's, whose unwritten memory holds a known value (see :func:`compare`)."""
     rounds = {n: rounding(d, n) for n in outputs}
-    times = {n: sum_roundings(d, n) if rounds[n] == "sum" else 1 for n in outputs}
+    times = {n: sum_roundings(d, n) if rounds[n] == "sum" else declared_roundings(d, n)
+             for n in outputs}
     bfp16 = {n: bfp16_allowance(d, n, inputs) for n in outputs}
     terms = {n: product_terms(d, n, inputs) if rounds[n] == "sum" else None for n in outputs}
     for n in outputs:  # per-element tolerances only where C[i, j] is row i times column j

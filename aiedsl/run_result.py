@@ -108,3 +108,8 @@ class RunResult:
         return (f"RunResult({self.target}: {outputs_summary(self.outputs, self.checks)}; "
                 f"{significant(self.seconds * 1e6)} us)")
 
+    def __str__(self) -> str:
+        """What ``print(result)`` shows: :meth:`lines`, as the command line prints them (the
+        one-line repr said FAIL and not why: a transformer engineer)."""
+        return "\n".join(self.lines())
+

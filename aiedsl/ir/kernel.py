@@ -179,6 +179,11 @@ class Kernel(_Node):
     """Its C++ rounds intermediate values of its results' scale to the output type before the
     last step (a norm's centred value and scale): one call's result may carry more than one
     rounding, which the comparison of an output allows as a chain of kernels."""
+    roundings: int = 1
+    """How many roundings each result goes through in one call, where more than one: the
+    result's own, and of each value it is a product or quotient of (a norm's scale rounded to
+    bf16 before the product: 2). The comparison allows each element that many of its own ulps,
+    relative, where one call's result may carry them (``declare(..., roundings=2)``)."""
     cost: str
     """The cost formula and its source, for reports."""
     loc: Loc

@@ -58,3 +58,19 @@ def sum_roundings(d: Design, tensor: str) -> int:
         for key, count in sums.items():
             most = max(most, count // max(starts[key], 1))
     return most
+
+
+def declared_roundings(d: Design, tensor: str) -> int:
+    """The most roundings a kernel declares each of its results goes through in one call
+    (``declare(..., roundings=2)``: a scale rounded to bf16, then the product), over the
+    kernels the cores whose results reach output ``tensor`` call; 1 when none declares more.
+    The comparison of an output no kernel sums into allows each element that many ulps."""
+    kernels = {k.symbol: k for k in d.kernels}
+    flow = Dataflow(d)
+    most = 1
+    for core in d.cores:
+        if tensor in flow.downstream(core.name):
+            for op, _ in walk(core.body):
+                if isinstance(op, Call):
+                    most = max(most, kernels[op.kernel].roundings)
+    return most

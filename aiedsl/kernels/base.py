@@ -37,7 +37,7 @@ from aiedsl.kernels.call_checks import checked_calls
 from aiedsl.kernels.call_ops import counted_design
 from aiedsl.kernels.declare_checks import (
     _cascade_step, _check_cascade_words, _check_count_ops, _checked_args, _checked_cost,
-    _checked_cost_text, _checked_params,
+    _checked_cost_text, _checked_params, checked_roundings,
 )
 from aiedsl.kernels.prepared import Prepared
 from aiedsl.kernels.profiled_cycles import profiled_design
@@ -179,7 +179,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
             cascade_out: TensorType | None = None,
             cascade_step: tuple[int, int] | None = None, prepared: Prepared | None = None,
             arch: Literal["aie2", "aie2p"] | None = None, exact: bool = False,
-            chained: bool = False) -> Kernel:
+            chained: bool = False, roundings: int = 1) -> Kernel:
     """Declare a kernel (see the module docstring).
 
     ``source`` names a C++ file (``source_kind="file"``): one beside the design file that
@@ -231,6 +231,10 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     intermediate values of its results' scale to the output type (a norm's centred value and
     scale, each rounded to bf16 before the product): one call's result may carry several
     roundings, compared as a chain of kernels is.
+    ``roundings=2`` (or more) says each result goes through that many roundings in one call:
+    its own and those of the values it is a product or quotient of (a scale rounded to bf16,
+    then the product rounded); each element may then be off by as many of its own ulps,
+    relative (where ``chained=True`` allows an absolute error of the output's scale).
 
     ``arch`` (``"aie2"``, ``"aie2p"``) says the C++ variant and ``cycles`` are one
     architecture's: a design on another device refuses the kernel. A kernel profiled for its
@@ -260,6 +264,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
     chained = check_flag(chained, "chained", loc, "give chained=True when the C++ rounds each "
                          "intermediate value to the output type, or leave it out",
                          rule="kernel signature")
+    roundings = checked_roundings(symbol, roundings, exact, loc)
     count_ops = None
     if callable(ops) and not isinstance(ops, type):
         count_ops, ops = ops, 0
@@ -280,7 +285,8 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                   ops=ops, ops_source="declared" if count_ops is None else "per call",
                   cost=cost, cascade_in=cascade_in,
                   cascade_out=cascade_out, cascade_step=step, loc=loc, arch=arch, exact=exact,
-                  chained=chained)
+                  chained=chained, roundings=roundings)
     # cycles=None: profiled when the design that calls it is traced, with its calls' scalars
     # (aiedsl.kernels.profiled_cycles), not here, where no call is known yet
     return Kernel(ir, reference, prepared, count_ops)
+

@@ -249,3 +249,27 @@ def _short(value: object) -> str:
     """``repr(value)``, cut to a line."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+MOST_ROUNDINGS = 16
+"""The most roundings ``declare(..., roundings=)`` takes: 16 ulps of bf16 is an eighth of the
+value, past which a comparison says little (a chain that long wants ``chained=True``)."""
+
+
+def checked_roundings(symbol: str, roundings: object, exact: bool, loc: Loc) -> int:
+    """``roundings=`` of kernel ``symbol``: a whole number from 1 to :data:`MOST_ROUNDINGS`,
+    and 1 for a kernel declared ``exact`` (which rounds nothing)."""
+    n = as_int(roundings)
+    if n is None or isinstance(roundings, bool) or not 1 <= n <= MOST_ROUNDINGS:
+        raise DesignError(
+            "kernel signature", f"kernel '{symbol}': roundings={shown(roundings)}", loc=loc,
+            limit=f"a whole number from 1 to {MOST_ROUNDINGS}: how many roundings each result "
+            "goes through in one call", found=shown(roundings),
+            fix="count the result's own rounding and that of each value it is a product or "
+            "quotient of (a scale rounded to bf16, then the product: roundings=2)")
+    if exact and n > 1:
+        raise DesignError(
+            "kernel signature", f"kernel '{symbol}' is declared exact=True and roundings={n}",
+            loc=loc, limit="an exact kernel (a copy, relu, max) rounds nothing",
+            found=f"exact=True, roundings={n}", fix="leave one of them out")
+    return n

@@ -47,7 +47,7 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     (:mod:`aiedsl.kernels.host_notes`): its reference may be one of exact products.
     ``full_range``: integer inputs over their types' whole range
     (:func:`~aiedsl.kernels.cases.case_args`)."""
-    from aiedsl.compare import compare, largest
+    from aiedsl.compare import compare
 
     k = case.kernel
     args_ref, args_cpp = case_args(case, np.random.default_rng(seed), full_range)
@@ -105,25 +105,23 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
         for i in depends:
             lines.append(f"FAIL {k.symbol}: '{k.args[i].name}' depends on memory outside the "
                          f"kernel's buffers: {read.get(i) or _READ_SOME}")
-    rounds: Rounding = "sum" if k.sums else "chain" if k.chained else "once"
-    scale = largest(args_ref[i] for i, a in enumerate(k.args)
-                    if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
+    tolerance = kernel_tolerance(k, args_ref)
     # The same infinity, or NaN, where the reference has it agrees (a mask's -inf): the test
     # compares two versions of one function, and no element here stands for a design's result
     # (a design's reference says nonfinite=True for that). One where the other is finite fails.
-    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype, rounds=rounds,
-                      scale=scale, nonfinite=True)
+    checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype,
+                      nonfinite=True, **tolerance)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:
         checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
-                              k.cascade_out.dtype, rounds=rounds, scale=scale, nonfinite=True))
+                              k.cascade_out.dtype, nonfinite=True, **tolerance))
     shown = [c.line() + _inputs_at(k, args_cpp, c, seed) for c in checks]
     if lines:  # a FAIL above: what it wrote inside its buffers is not a PASS of the kernel
         shown = [f"  within its buffers, {t[5:]}" if c.passed else t
                  for c, t in zip(checks, shown)]
     passed = not lines and all(c.passed for c in checks)
     if passed:  # and on inputs that are nothing but rounding ties, if it narrows (ties.py)
-        tied = tie_pass(case, run, args_ref_first, args_cpp_first, seed, rounds)
+        tied = tie_pass(case, run, args_ref_first, args_cpp_first, seed, tolerance["rounds"])
         passed = not tied
         shown += tied
     # under a FAIL, how its C++ computes on the NPU, which a reference of exact products does
@@ -134,6 +132,20 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     if not full_range:
         notes += [f"  note: {n}" for n in _scalars_outside(case)]
     return KernelTest(k.symbol, passed, lines + shown + notes)
+
+
+def kernel_tolerance(k: Kernel, args: list[Any]) -> dict[str, Any]:
+    """How a call of ``k`` on ``args`` is compared with its reference alone (the ``rounds``,
+    ``scale`` and ``roundings`` of :func:`~aiedsl.compare.compare`): a kernel that sums gets a
+    sum's allowance, at the scale of its largest |input|; one that rounds within a call a
+    chain's; any other none beyond the roundings of each element it declares (one unless
+    ``roundings=``)."""
+    from aiedsl.compare import largest
+
+    rounds: Rounding = "sum" if k.sums else "chain" if k.chained else "once"
+    scale = largest(args[i] for i, a in enumerate(k.args)
+                    if a.kind == "buffer" and a.access == "in") if k.sums else 0.0
+    return {"rounds": rounds, "scale": scale, "roundings": 1 if k.sums else k.roundings}
 
 
 def _scalars_outside(case: KernelCase) -> list[str]:

@@ -33,6 +33,7 @@ from aiedsl.sim.invocations import (
     Watch, back_to_back, host_arrays, later_invocations, stopped_traced,
 )
 from aiedsl.sim.machine import Machine, SimFault, build_machine
+from aiedsl.sim.call_check import CallChecks
 from aiedsl.sim.native import native_kernels, note_native
 from aiedsl.sim.options import (
     CHECK_FIX, check_clock, check_flag, check_handle, check_invocations, check_kernels,
@@ -225,8 +226,9 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     target = get_target(placed.device)
     check = check and compute
     host = host_arrays(placed, ins, drained)
+    calls = CallChecks() if kernels == "native" and check else None
     with (nullcontext(handle.kernels) if kernels == "reference" else
-          native_kernels(placed, target)) as impls:
+          native_kernels(placed, target, handle.kernels, calls)) as impls:
         m = build_machine(placed, target, host, impls, trace=trace is not None,
                           compute=compute, clock_hz=clock_hz)
         watch("run", m)
@@ -252,6 +254,8 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
                                      nonfinite=handle.nonfinite, poison=True)
             if kernels == "native":
                 note_native(checks, impls, placed)
+            if calls is not None:
+                checks += calls.fails()
         if invocations > 1:
             later_invocations(handle, placed, target, ins, impls, checks, expected,
                               invocations=invocations, check=check, compute=compute,

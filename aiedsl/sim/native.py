@@ -17,6 +17,7 @@ from aiedsl.targets import TargetModel
 if TYPE_CHECKING:  # loaded by native simulations only
     from aiedsl.kernels.core_copies import CoreCopies
     from aiedsl.kernels.worker import KernelWorker
+    from aiedsl.sim.call_check import CallChecks
 
 __all__ = ["NativeKernel", "in_place_calls", "native_kernels", "note_native"]
 
@@ -28,8 +29,12 @@ class NativeKernel:
 
     def __init__(self, k: Kernel, fn: Callable[..., None], worker: KernelWorker | None,
                  index: int, design_file: str, modes: dict[str, list[int]],
-                 copies: CoreCopies | None = None) -> None:
+                 copies: CoreCopies | None = None,
+                 checked: tuple[CallChecks, Callable[..., None]] | None = None) -> None:
         self.kernel = k
+        self.checked = checked
+        """The run's :class:`~aiedsl.sim.call_check.CallChecks` and the kernel's numpy
+        reference, each call's results are compared with; None: not compared."""
         self.copies = copies
         """Each core's copy of the kernels' libraries, when they run in this process (no
         worker)."""
@@ -80,6 +85,9 @@ class NativeKernel:
                 raise fault_error(fault, self.kernel, core, count[0], call,
                                   self.design_file) from None
 
+        if self.checked is not None and call is not None:
+            checks, reference = self.checked
+            return checks.checked(self.kernel, run, reference, core, call, count, modes)
         return run
 
     def trial_reference(self, core: str, call: Call | None) -> Callable[..., None]:
@@ -115,26 +123,38 @@ class NativeKernel:
 
 
 @contextmanager
-def native_kernels(d: Design, target: TargetModel) -> Iterator[dict[str, Any]]:
+def native_kernels(d: Design, target: TargetModel, references: dict[str, Any] | None = None,
+                   checks: CallChecks | None = None) -> Iterator[dict[str, Any]]:
     """Every kernel of ``d`` built from its C++ for the host, as ``target``'s cores run it, for
     the time of the ``with`` block, each core calling its own copy of a kernel's library (its
     ``static`` variables its own: :mod:`aiedsl.kernels.core_copies`). The calls run in one
     forked child process (:mod:`aiedsl.kernels.worker`): a kernel that crashes or writes
     outside its buffers is a DesignError naming it and its call, not the end of the
     simulator. Where there is no ``os.fork`` (Windows) they run in this process, as before:
-    such a kernel then crashes it."""
+    such a kernel then crashes it. With ``checks``, each call's results are compared with its
+    reference's (the kernel objects of ``references``, a handle's), as
+    :mod:`aiedsl.sim.call_check` says which."""
     from aiedsl.kernels.core_copies import CoreCopies
     from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.host import native
     from aiedsl.kernels.worker import isolated
+    from aiedsl.sim.call_refs import reference
 
     arch = target.aie_arch
     fns = [(k, native(k, kernel_text(d, k), arch)) for k in d.kernels]
     modes: dict[str, list[int]] = {}
+
+    def checked(k: Kernel, fn: Any) -> tuple[CallChecks, Callable[..., None]] | None:
+        if checks is None or references is None or k.cascade_in is not None or \
+                k.cascade_out is not None or (bool(getattr(fn, "bfp16", None)) and not k.shipped):
+            return None
+        return checks, reference(k, references)
+
     with isolated(fns) as worker:
         copies = CoreCopies(fns) if worker is None else None  # the child loads its own
         try:
-            yield {k.symbol: NativeKernel(k, fn, worker, i, display_path(d.loc.path), modes, copies)
+            yield {k.symbol: NativeKernel(k, fn, worker, i, display_path(d.loc.path), modes, copies,
+                                          checked(k, fn))
                    for i, (k, fn) in enumerate(fns)}
         finally:
             if copies is not None:

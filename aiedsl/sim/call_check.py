@@ -1,0 +1,84 @@
+"""A native run's kernel calls held to their numpy references (``aiedsl sim --kernels native``).
+
+The design's outputs are compared with the design's reference, at a tolerance for everything
+the values went through on the way: behind a bf16 GEMM, an element-wise kernel's output may be
+off by the GEMM's partial sums' rounding, and a kernel that zeroed every |y| < 0.6 there passed
+(a transformer engineer). So the first call at each call site on each core also has its C++
+results compared with what the kernel's own reference makes of the same inputs, at ``aiedsl
+kernel test``'s tolerance for that kernel alone; the first call of a kernel that differs is a
+FAIL of its own. The first only, as ``kernel test`` runs a kernel once: a kernel's C++ may keep
+``static`` state its reference does not (a call counter; the design's reference models it),
+and a first call costs nothing to check.
+
+Not checked: a kernel on the cascade (its words move while it runs), and a user's kernel whose
+C++ runs a bf16 mmul on npu2's bfp16 unit (a reference of exact products differs from it by the
+quantization, which the design's comparison allows for and ``kernel test`` notes).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from aiedsl.compare import OutputCheck, compare
+from aiedsl.ir.core_ops import Call
+from aiedsl.ir.kernel import Kernel
+from aiedsl.kernels.faults import inherited_modes_text
+from aiedsl.kernels.host_check import kernel_tolerance
+from aiedsl.kernels.host_load import RESET_MODES
+
+__all__ = ["CallChecks"]
+
+HINT = ("the C++ and the kernel's numpy reference differ on this call's own inputs, beyond the "
+        "tolerance of that kernel alone (the design's outputs may pass still: theirs covers "
+        "every rounding on the way there)")
+
+
+class CallChecks:
+    """The first call of each kernel whose C++ results differ from its reference's, over one
+    native run (and the runs it makes again: a later invocation, a depth search)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, OutputCheck] = {}
+        """By kernel symbol: the FAIL of its first call that differs."""
+
+    def checked(self, k: Kernel, native: Callable[..., None], reference: Callable[..., None],
+                core: str, call: Call, count: list[int], modes: list[int]
+                ) -> Callable[..., None]:
+        """``native`` for ``core``'s call ``call`` of ``k`` (``count[0]``: the core's calls of
+        it so far, counted by ``native``; ``modes``: the core's rounding and saturation modes,
+        which it runs under), its first call's results compared with ``reference``'s on
+        copies of the same arguments, unless ``k`` has a FAIL already."""
+        found = self.found
+        symbol = k.symbol
+        written = [i for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
+        where = f"{core}'s call {{n}} ({call.loc.file}:{call.loc.line})"
+        first = [True]
+
+        def run(*args: Any) -> None:
+            if not first[0] or symbol in found:
+                native(*args)
+                return
+            first[0] = False
+            given = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+            found_modes = (modes[0], modes[1])
+            native(*args)
+            reference(*given)
+            tolerance = kernel_tolerance(k, given)
+            for i in written:
+                c = compare(f"{symbol}.{k.args[i].name} at {where.format(n=count[0])}",
+                            np.asarray(args[i]), np.asarray(given[i]), k.args[i].dtype,
+                            nonfinite=True, transposed=False, **tolerance)
+                if not c.passed:
+                    c.hints.append(HINT)
+                    if found_modes != RESET_MODES:
+                        c.hints.append(inherited_modes_text(found_modes))
+                    found[symbol] = c
+                    return
+
+        return run
+
+    def fails(self) -> list[OutputCheck]:
+        """Each kernel's first call that differs, in the order they were found."""
+        return list(self.found.values())
