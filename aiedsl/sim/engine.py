@@ -257,18 +257,34 @@ class Engine:
 
     def send(self, conn: Conn, data: np.ndarray, sender: Proc) -> Chunk:
         """Put ``data`` on every receiver's queue; the sender then yields ``("sent", chunk)``."""
-        chunk = Chunk(data, sender.time, len(conn.ports), sender, conn.sent)
-        conn.sent += 1
+        seq = conn.sent
+        ports = conn.ports
+        chunk = Chunk(data, sender.time, len(ports), sender, seq)
+        conn.sent = seq + 1
         conn.bytes += data.nbytes
         size = data.size
-        for port in conn.ports:
-            port.queue.append([chunk, 0])
+        heap, order = self.heap, self.order
+        held: list[Port] | None = None
+        for port in ports:
+            queue = port.queue
+            queue.append([chunk, 0])
             port.avail += size
-            if port.waiters and (not port.others or len(port.queue) > 1
-                                 or self.lockstep(port, chunk.seq)):
+            waiters = port.waiters
+            if not waiters:
+                continue
+            if port.others and len(queue) == 1:
                 # a broadcast receiver held back by one that is not receiving stays asleep:
-                # that one wakes it when it takes the element
-                self.wake(port.waiters)
+                # that one wakes it when it takes the element. Engine.lockstep(port, seq)
+                # asks each other receiver the same question, whose answer nothing here
+                # changes (a queue just given this element still begins it at offset 0), so
+                # it is asked once per receiver: ``held`` are those not taking the element
+                if held is None:
+                    held = [q for q in ports if not self._taking(q, seq)]
+                if held and (len(held) > 1 or held[0] is not port):
+                    continue
+            for p in waiters:  # Engine.wake, inlined
+                heapq.heappush(heap, (p.time, next(order), p))
+            waiters.clear()
         return chunk
 
     def enqueue(self, q: WorkQueue, item: Any) -> None:
@@ -482,6 +498,22 @@ class Engine:
             if r is None or r[0] != "get" or r[1] is not q:
                 return False
         return True
+
+    @staticmethod
+    def _taking(q: Port, seq: int) -> bool:
+        """Whether receiver ``q`` lets broadcast element ``seq`` move from its start (offset 0),
+        as :meth:`lockstep` asks of each other receiver: it has taken it, or has no owner, or
+        its owner waits to get from ``q`` with nothing earlier left to take."""
+        taken = q.taken
+        if taken > seq or q.owner is None:
+            return True
+        if taken < seq:
+            return False
+        begun = q.queue[0][1] if q.queue else 0  # (offsets are never negative)
+        if begun > 0:
+            return True  # q has taken this piece already
+        r = q.owner.request
+        return not (r is None or r[0] != "get" or r[1] is not q)
 
     @staticmethod
     def broadcast_ready(port: Port, seq: int, time: float, off: int = 0) -> float:
