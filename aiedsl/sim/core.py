@@ -173,7 +173,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     code = compile_core(m, core, rings, kernels)
     p.info["held"] = {}  # what the core holds, for deadlock explanations
     p.info["ends"] = {}  # the fifo ends it has acquired, for the timing summary
-    heap = m.engine.heap
+    times = m.engine.times
     accs: dict[tuple[int, int], tuple[Any, Any, Callable[[Any, Any], None]]] = {}
     """Outputs kept in a kernel's own layout (:class:`~aiedsl.kernels.prepared.Accumulator`), by
     (end, slot): (the buffer, the private copy, how to write it back)."""
@@ -192,7 +192,7 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
         kept = {key: len(h) for key, h in p.info["held"].items() if h}
         if kept and "ended_holding" not in p.info:  # a missing release: deadlock reports say it
             p.info["ended_holding"] = kept
-        if heap and heap[0][0] < p.time:  # the runtime's end, if earlier, goes first
+        if times and times[0] < p.time:  # the runtime's end, if earlier, goes first
             yield PAUSE
         if (not core.forever or not blocks or n_code == 0 or m.runtime is None
                 or m.runtime.finished or passes >= PASSES_PER_INVOCATION * m.invocations):
@@ -212,7 +212,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
     compute = m.compute
     release = engine.release
     wake = engine.wake
-    heap = engine.heap
+    times = engine.times
     acquire_cost, release_cost = costs.acquire, costs.release
     call_limit = m.call_limit
     counters: list[int] = []
@@ -244,7 +244,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
                             if u > t:
                                 t = u
                     p.time = t
-                    if heap and heap[0][0] < t:
+                    if times and times[0] < t:
                         yield PAUSE
                 else:
                     info["waiting"] = ins[4]
@@ -264,7 +264,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
             cell[1] = h[:count]
         elif tag == _CALL:
             k = ins[1]
-            if ins[5] and heap and heap[0][0] < p.time:
+            if ins[5] and times and times[0] < p.time:
                 # an rtp is read at this cycle: let every earlier event (a runtime write) go first
                 yield PAUSE
             casc = ins[6]  # None unless the call gets from or puts on a cascade
@@ -343,7 +343,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
             # Acquire (acquire-equal): wait until the lock holds the value, leave it there; the
             # same lock cost as a fifo's. A set the runtime makes before this clock goes first.
             info["waiting"] = ins[3]
-            if heap and heap[0][0] < p.time:
+            if times and times[0] < p.time:
                 yield PAUSE
             yield ("acq_eq", ins[1], ins[2])
             del info["waiting"]

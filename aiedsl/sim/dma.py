@@ -70,7 +70,7 @@ class Receive:
     def step(self) -> None:
         """Move parts until a lock or the stream makes the channel wait."""
         p, engine = self.p, self.engine
-        heap = engine.heap
+        times, due = engine.times, engine.due
         state = self.state
         # A request retried when woken, or a step left for after requeueing, continues at once:
         # the generator this replaces checks the clock only after requests made while running.
@@ -135,18 +135,15 @@ class Receive:
                     if end > chunk.done:
                         chunk.done = end
                     if chunk.pending == 0 and chunk.waiter is not None:
-                        w = chunk.waiter  # Engine.ready, inlined
-                        heapq.heappush(heap, (w.time, next(engine.order), w))
+                        engine.ready(chunk.waiter)
                         chunk.waiter = None
                     p.busy += end - start
                     if engine.trace:
                         p.spans.append((start, end, port.conn.name))
                     p.time = end
                     for q in others:  # receivers held back by this one may now move
-                        if q.waiters:  # Engine.wake, inlined
-                            for w in q.waiters:
-                                heapq.heappush(heap, (w.time, next(engine.order), w))
-                            q.waiters.clear()
+                        if q.waiters:
+                            engine.wake(q.waiters)
                     p.request = None
                     self.chunk = chunk
                 elif engine.get(p, req):
@@ -181,9 +178,15 @@ class Receive:
                     if pending is not None:
                         pending[i][self.slot] = None
                 state = _STORE
-            if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
+            if not again and times and times[0] < p.time:  # let earlier clocks go first
                 self.state = state
-                heapq.heappush(heap, (p.time, next(engine.order), p))  # Engine.ready, inlined
+                t = p.time  # Engine.ready, inlined
+                at = due.get(t)
+                if at is None:
+                    due[t] = [p]
+                    heapq.heappush(times, t)
+                else:
+                    at.append(p)
                 return
             again = False
             if state == _STORE:
@@ -193,11 +196,8 @@ class Receive:
                 self.chunk = None
                 lock = self.cons[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
-                waiters = lock.waiters
-                if waiters:  # Engine.wake, inlined
-                    for w in waiters:
-                        heapq.heappush(heap, (w.time, next(engine.order), w))
-                    waiters.clear()
+                if lock.waiters:
+                    engine.wake(lock.waiters)
                 if i + 1 < self.n_parts:
                     self.part = i + 1
                 else:
@@ -263,7 +263,7 @@ class Send:
     def step(self) -> None:
         """Move parts until a lock or a receiver makes the channel wait."""
         p, engine = self.p, self.engine
-        heap = engine.heap
+        times, due = engine.times, engine.due
         state = self.state
         again = p.request is not None or state == _SEND or state == _FREE  # as in Receive
         while True:
@@ -286,9 +286,15 @@ class Send:
                     self.state, p.request = state, req
                     return
                 state = _FREE
-            if not again and heap and heap[0][0] < p.time:  # let earlier clocks go first
+            if not again and times and times[0] < p.time:  # let earlier clocks go first
                 self.state = state
-                heapq.heappush(heap, (p.time, next(engine.order), p))  # Engine.ready, inlined
+                t = p.time  # Engine.ready, inlined
+                at = due.get(t)
+                if at is None:
+                    due[t] = [p]
+                    heapq.heappush(times, t)
+                else:
+                    at.append(p)
                 return
             again = False
             if state == _SEND:
@@ -348,11 +354,8 @@ class Send:
                 self.sends, self.held = 0, None
                 lock = self.prod[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
-                waiters = lock.waiters
-                if waiters:  # Engine.wake, inlined
-                    for w in waiters:
-                        heapq.heappush(heap, (w.time, next(engine.order), w))
-                    waiters.clear()
+                if lock.waiters:
+                    engine.wake(lock.waiters)
                 if i + 1 < self.n_parts:
                     self.part = i + 1
                 else:

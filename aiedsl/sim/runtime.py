@@ -33,7 +33,7 @@ def run_runtime(m: Machine, p: Proc) -> Gen:
         if n:
             p.time += gap
             m.host = m.hosts[n - 1]
-            if m.engine.heap and m.engine.heap[0][0] < p.time:
+            if m.engine.times and m.engine.times[0] < p.time:
                 yield PAUSE  # what the cores do in between comes first
         p.info["invocation"] = n + 1
         m.barriers_at.append({key: len(lock.units) for key, lock in m.barrier_locks.items()})
@@ -51,7 +51,7 @@ def _sequence(m: Machine, p: Proc, program: tuple[Step, ...]) -> Gen:
         if isinstance(op, ShimSetLock):
             # one register write: the lock takes the value, whatever it held
             _work(p, costs.register_write, f"set barrier {op.barrier} = {op.value}", engine.trace)
-            if engine.heap and engine.heap[0][0] < p.time:
+            if engine.times and engine.times[0] < p.time:
                 # a core may pass a wait on the value this set replaces: earlier clocks first
                 yield PAUSE
             lock = m.barrier_locks[(op.barrier, op.core)]
