@@ -135,15 +135,28 @@ class Receive:
                     if end > chunk.done:
                         chunk.done = end
                     if chunk.pending == 0 and chunk.waiter is not None:
-                        engine.ready(chunk.waiter)
+                        w = chunk.waiter  # Engine.ready, inlined
+                        at = due.get(w.time)
+                        if at is None:
+                            due[w.time] = [w]
+                            heapq.heappush(times, w.time)
+                        else:
+                            at.append(w)
                         chunk.waiter = None
                     p.busy += end - start
                     if engine.trace:
                         p.spans.append((start, end, port.conn.name))
                     p.time = end
                     for q in others:  # receivers held back by this one may now move
-                        if q.waiters:
-                            engine.wake(q.waiters)
+                        if q.waiters:  # Engine.wake, inlined
+                            for w in q.waiters:
+                                at = due.get(w.time)
+                                if at is None:
+                                    due[w.time] = [w]
+                                    heapq.heappush(times, w.time)
+                                else:
+                                    at.append(w)
+                            q.waiters.clear()
                     p.request = None
                     self.chunk = chunk
                 elif engine.get(p, req):
@@ -180,11 +193,10 @@ class Receive:
                 state = _STORE
             if not again and times and times[0] < p.time:  # let earlier clocks go first
                 self.state = state
-                t = p.time  # Engine.ready, inlined
-                at = due.get(t)
+                at = due.get(p.time)  # Engine.ready, inlined
                 if at is None:
-                    due[t] = [p]
-                    heapq.heappush(times, t)
+                    due[p.time] = [p]
+                    heapq.heappush(times, p.time)
                 else:
                     at.append(p)
                 return
@@ -196,8 +208,16 @@ class Receive:
                 self.chunk = None
                 lock = self.cons[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
-                if lock.waiters:
-                    engine.wake(lock.waiters)
+                waiters = lock.waiters
+                if waiters:  # Engine.wake, inlined
+                    for w in waiters:
+                        at = due.get(w.time)
+                        if at is None:
+                            due[w.time] = [w]
+                            heapq.heappush(times, w.time)
+                        else:
+                            at.append(w)
+                    waiters.clear()
                 if i + 1 < self.n_parts:
                     self.part = i + 1
                 else:
@@ -288,11 +308,10 @@ class Send:
                 state = _FREE
             if not again and times and times[0] < p.time:  # let earlier clocks go first
                 self.state = state
-                t = p.time  # Engine.ready, inlined
-                at = due.get(t)
+                at = due.get(p.time)  # Engine.ready, inlined
                 if at is None:
-                    due[t] = [p]
-                    heapq.heappush(times, t)
+                    due[p.time] = [p]
+                    heapq.heappush(times, p.time)
                 else:
                     at.append(p)
                 return
@@ -354,8 +373,16 @@ class Send:
                 self.sends, self.held = 0, None
                 lock = self.prod[i]
                 lock.units.append(p.time)  # Engine.release of one unit, inlined
-                if lock.waiters:
-                    engine.wake(lock.waiters)
+                waiters = lock.waiters
+                if waiters:  # Engine.wake, inlined
+                    for w in waiters:
+                        at = due.get(w.time)
+                        if at is None:
+                            due[w.time] = [w]
+                            heapq.heappush(times, w.time)
+                        else:
+                            at.append(w)
+                    waiters.clear()
                 if i + 1 < self.n_parts:
                     self.part = i + 1
                 else:
