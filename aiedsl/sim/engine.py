@@ -294,7 +294,13 @@ class Engine:
                 # changes (a queue just given this element still begins it at offset 0), so
                 # it is asked once per receiver: ``held`` are those not taking the element
                 if held is None:
-                    held = [q for q in ports if not self._taking(q, seq)]
+                    held = []
+                    for q in ports:
+                        r = q.owner.request if q.owner is not None else None
+                        if q.taken == seq and r is not None and r[1] is q and r[0] == "get":
+                            continue  # waiting to take it (the common case of _taking)
+                        if not self._taking(q, seq):
+                            held.append(q)
                 if held and (len(held) > 1 or held[0] is not port):
                     continue
             self.wake(waiters)
