@@ -32,9 +32,9 @@ class Receive:
     """A DMA filling a ring of buffers from a stream (a core's fifo input, a memtile link's
     input): per part of each buffer, take a free part, fill it, hand it on."""
 
-    __slots__ = ("acqs", "bufs", "chunk", "cons", "dst", "engine", "fills", "gets", "idx",
-                 "n_bufs", "n_parts", "p", "part", "part_idx", "parts", "pending", "prod", "slot",
-                 "state")
+    __slots__ = ("acqs", "bufs", "chunk", "cons", "dst", "dtype", "engine", "fills", "gets",
+                 "idx", "n_bufs", "n_parts", "p", "part", "part_idx", "parts", "pending", "prod",
+                 "slot", "state")
 
     def __init__(self, engine: Engine, p: Proc, bufs: np.ndarray, parts: list[tuple[int, int]],
                  prod: list[Lock], cons: list[Lock], port: Port, idx: np.ndarray | None,
@@ -58,6 +58,7 @@ class Receive:
         """Where each part's data goes inside the part (a BD's dims from its offset): None for
         the whole ring, or for a part, in order."""
         self.bufs = bufs.reshape(bufs.shape[0], -1)
+        self.dtype = self.bufs.dtype
         self.dst = [[row[off:off + n] for off, n in parts] for row in self.bufs]
         """Per buffer, per part: where the part goes (views made once)."""
         self.parts, self.prod, self.cons = parts, prod, cons
@@ -175,7 +176,8 @@ class Receive:
                 pending = self.pending
                 chunk = self.chunk
                 if pending is not None and chunk is not None and (
-                        data.dtype == self.bufs.dtype) and self.part_idx is None:
+                        data.dtype is self.dtype or data.dtype == self.dtype) and (
+                        self.part_idx is None):
                     # written when read (a whole chunk, in order): one whose gather is deferred
                     # is kept itself, its gather done when something reads it (Chunk.content)
                     pending[i][self.slot] = chunk if chunk.deferred else data
