@@ -52,6 +52,9 @@ class OutputCheck:
     tensor's bytes reinterpreted, a block of another shape), each ``file:line: text``."""
     masked: int = 0
     """Elements the reference masked (a ``numpy.ma`` result): not compared."""
+    call: bool = False
+    """A kernel call's results against the kernel's own reference (``sim --kernels native``,
+    :mod:`aiedsl.sim.call_check`), not an output's against the design's."""
 
     def line(self) -> str:
         """One line for the CLI (with, under a FAIL, where its wrong elements lie, and an
@@ -309,9 +312,14 @@ def largest(arrays: Iterable[np.ndarray]) -> float:
 def outputs_summary(outputs: Mapping[str, np.ndarray], checks: Sequence[OutputCheck]) -> str:
     """A run's outputs in a few words, for a result's ``repr``: each one's name, dtype and
     shape, with PASS or FAIL when it was compared (``C float32[256, 512] PASS``)."""
-    verdict = {c.name: "PASS" if c.passed else "FAIL" for c in checks}
+    verdict = {c.name: "PASS" if c.passed else "FAIL" for c in checks if not c.call}
     parts = []
     for name, arr in outputs.items():
         text = f"{name} {arr.dtype}[{', '.join(map(str, arr.shape))}]"
         parts.append(f"{text} {verdict[name]}" if name in verdict else text)
+    # a call that differs from its kernel's reference fails the run, whatever the outputs say
+    calls = sorted({c.name.split(".")[0] for c in checks if c.call and not c.passed})
+    if calls:
+        parts.append(f"FAIL of kernel {', '.join(calls)} against its reference" if len(calls) == 1
+                     else f"FAIL of kernels {', '.join(calls)} against their references")
     return ", ".join(parts) or "no outputs"

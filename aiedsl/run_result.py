@@ -112,4 +112,3 @@ class RunResult:
         """What ``print(result)`` shows: :meth:`lines`, as the command line prints them (the
         one-line repr said FAIL and not why: a transformer engineer)."""
         return "\n".join(self.lines())
-

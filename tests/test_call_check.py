@@ -106,6 +106,18 @@ def test_a_kernel_behind_a_gemm_is_held_to_its_own_reference(design_file: Design
         "tolerance of that kernel alone (the design's outputs may pass still: theirs covers "
         "every rounding on the way there)"]
     assert call.worst_index is not None and 0 < abs(call.want) < 0.1 and call.got == 0
+    # the one-line repr says it, beside the output's PASS
+    assert repr(result).startswith(
+        "SimResult(d on npu1_1col: h bfloat16[32, 64] PASS, FAIL of kernel narrow_1 against "
+        "its reference; ")
+    from aiedsl.cli.run_stats import run_stats
+    from aiedsl.run_result import RunResult
+
+    run = RunResult("sim", "test", result.inputs, result.outputs, result.checks, result.timing)
+    stats = run_stats(run, "d", "npu1_1col", seed=0, kernels="native")
+    assert [o["name"] for o in stats["outputs"]] == ["h"]
+    assert [c["name"] for c in stats["calls"]] == ["narrow_1.out at core[0,1]'s call 1 (d.py:38)"]
+    assert stats["passed"] is False
 
 
 def test_print_of_a_run_result_says_what_the_command_line_says() -> None:
@@ -118,3 +130,108 @@ def test_print_of_a_run_result_says_what_the_command_line_says() -> None:
     assert str(r) == "\n".join(r.lines())
     assert str(r).splitlines()[0] == "PASS out: exact (integers must match exactly)"
     assert repr(r).startswith("RunResult(sim: out int32[") and "\n" not in repr(r)
+
+
+ALIAS = """import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, runtime
+from aiedsl.kernels import buffer, declare
+
+def two_ref(a, o1, o2):
+    o1[...] = a * 2
+    o2[...] = a * 3
+
+two = declare("two", source="k.cc",
+              args=[buffer("a", Tensor[16, i32]), buffer("o1", Tensor[16, i32], "out"),
+                    buffer("o2", Tensor[16, i32], "out")],
+              reference=two_ref, cycles=40, cost="-")
+
+@design(device="npu1_1col")
+def d(x: Tensor[16, i32], o: Tensor[16, i32]):
+    fx = fifo(Tensor[16, i32], name="fx")
+    fo = fifo(Tensor[16, i32], name="fo")
+
+    @herd()
+    def core():
+        with fx.consume() as s, fo.produce() as t:
+            two(s, t, t)
+
+    with runtime() as rt:
+        rt.fill(fx, x)
+        rt.drain(fo, o)
+
+@d.reference
+def reference(x):
+    return x * 3
+"""
+
+ALIAS_CC = """#include <stdint.h>
+extern "C" void two(const int32_t *a, int32_t *o1, int32_t *o2) {
+  for (int i = 0; i < 16; i++) { o1[i] = a[i] * 2; o2[i] = a[i] * 3; }
+}
+"""
+
+STATIC = """import numpy as np
+from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
+from aiedsl.kernels import buffer, declare
+
+def copy_ref(src, dst):
+    dst[...] = src
+
+count = declare("count_calls", source="cnt.cc",
+                args=[buffer("in", Tensor[16, i32]), buffer("out", Tensor[16, i32], "out")],
+                reference=copy_ref, cycles=40, cost="-")
+
+@design(device="npu1_1col")
+def d(x: Tensor[4, 16, i32], o: Tensor[4, 16, i32]):
+    fx = fifo(Tensor[16, i32], name="fx")
+    fo = fifo(Tensor[16, i32], name="fo")
+
+    @herd(name="a")
+    def a():
+        for _ in loop(2):
+            with fx.consume() as s, fo.produce() as t:
+                count(s, t)
+            with fx.consume() as s, fo.produce() as t:
+                count(s, t)
+
+    with runtime() as rt:
+        rt.fill(fx, x)
+        rt.drain(fo, o)
+
+@d.reference
+def reference(x):
+    n = np.arange(4, dtype=np.int32)[:, None]
+    return x + n
+"""
+
+STATIC_CC = """#include <stdint.h>
+extern "C" void count_calls(const int32_t *in, int32_t *out) {
+  static int32_t n = 0;
+  for (int i = 0; i < 16; i++) out[i] = in[i] + n;
+  n++;
+}
+"""
+
+
+@pytest.mark.parametrize("source, cc", [(ALIAS, ALIAS_CC), (STATIC, STATIC_CC)],
+                         ids=["one buffer as two outputs", "a static across call sites"])
+def test_correct_calls_are_not_taken_for_wrong_ones(tmp_path: Path, source: str,
+                                                    cc: str) -> None:
+    """(a reviewer) ``two(s, t, t)`` got two copies of t for its reference, where the core has
+    one memory; a counter kept in a static failed at a second call site's first call, which
+    found it at 1. The reference gets one copy of a buffer passed twice, and only the core's
+    first call of a kernel is compared."""
+    (tmp_path / "d.py").write_text(source)
+    (tmp_path / ("k.cc" if cc is ALIAS_CC else "cnt.cc")).write_text(cc)
+    result = simulate(load_design(tmp_path / "d.py"), kernels="native")
+    assert [c.line().splitlines()[0] for c in result.checks] == [
+        "PASS o: exact (integers must match exactly)"]
+
+
+def test_print_of_a_simulate_result_says_the_same() -> None:
+    from aiedsl.loader import load_design as load
+
+    root = Path(__file__).resolve().parents[1]
+    r = simulate(load(root / "designs" / "passthrough.py"))
+    assert str(r) == "\n".join(r.lines())
+    assert str(r).splitlines()[0] == "PASS out: exact (integers must match exactly)"

@@ -68,3 +68,25 @@ def test_a_mask_of_minus_inf_agrees_where_its_reference_has_it(
         assert f"wrong: {wrong} of 64 elements" in "\n".join(result.lines)
     else:
         assert result.lines[0].startswith("PASS mask_f32_64.dst")
+
+
+NAN_CC = '''
+#include <cmath>
+void mask(const float *__restrict in, float *__restrict out) {
+  for (int i = 0; i < 64; i++) out[i] = std::sqrt(-std::fabs(in[i]) - 1.0f);
+}
+'''
+
+
+def test_a_nan_the_reference_writes_fails_even_where_the_cpp_writes_one(
+        design_file: DesignFile) -> None:
+    """(a reviewer) Both NaN everywhere passed as "exact": infinities agree, NaN never does."""
+    path = design_file(MASK.replace("np.where(np.arange(64) < 32, src, -np.inf)",
+                                    "np.sqrt(-np.abs(src) - 1)"))
+    (path.parent / "mask.cc").write_text(NAN_CC)
+    (case,) = design_cases(load_design(path))
+    with pytest.warns(RuntimeWarning):  # the reference's own sqrt of a negative
+        result = check_kernel(case)
+    assert not result.passed
+    assert result.lines[0].startswith(
+        "FAIL mask_f32_64.dst: worst element [0] got nan want nan (|error| inf; ")

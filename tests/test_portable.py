@@ -77,3 +77,16 @@ def test_a_path_the_output_encoding_lacks_is_written_escaped(tmp_path: Path) -> 
     assert r.returncode == 0, r.stderr
     assert b"wrote \\u8bbe\\u8ba1/build/: aie.mlir, " in r.stdout
     assert (tmp_path / "设计" / "build" / "aie.mlir").is_file()
+
+
+def test_a_kernel_symbol_windows_keeps_for_a_device_is_refused(design_file: DesignFile) -> None:
+    """(a reviewer) declare("CON", ...) wrote kernels/CON.cc: the console, on Windows."""
+    path = design_file(CASES.replace('"DBL_i32"', '"con"'))
+    (path.parent / "dbl.cc").write_text("void double_i32(int *a, int *b) {}\n")
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[:2] == [
+        "d.py:10: error [kernel]: kernel symbol 'con' is a device name on Windows",
+        "  limit: a symbol other than AUX, COM1, COM2, COM3, COM4, COM5, COM6, COM7, COM8, COM9, "
+        "CON, LPT1, LPT2, LPT3, LPT4, LPT5, LPT6, LPT7, LPT8, LPT9, NUL, PRN (in any case): it "
+        "names the build's kernels/<symbol>.cc"]

@@ -113,3 +113,88 @@ def test_an_exact_kernel_rounds_nothing(design_file: DesignFile) -> None:
     assert str(e.value).splitlines()[0] == (
         "d.py:14: error [kernel signature]: kernel 'third_bf16' is declared exact=True and "
         "roundings=2")
+
+
+SIBLINGS = '''
+    import ml_dtypes
+    import numpy as np
+    from aiedsl import Tensor, bf16, design, fifo, herd, runtime
+    from aiedsl.kernels import buffer, declare
+
+    BF = ml_dtypes.bfloat16
+
+    def big_ref(a, out):
+        out[...] = (a.astype(np.float32) * 2).astype(BF)
+
+    def off_ref(a, out):  # 4% off what the design wants
+        out[...] = (a.astype(np.float32) * 1.04).astype(BF)
+
+    @design(device="npu1_1col")
+    def d(x: Tensor[256, bf16], X: Tensor[256, bf16], Y: Tensor[256, bf16]):
+        big = declare("big", source="third.cc", entry="third_bf16", args=[
+            buffer("a", Tensor[256, bf16]), buffer("out", Tensor[256, bf16], "out")],
+            reference=big_ref, cycles=100, cost="-", roundings=8)
+        off = declare("off", source="third.cc", entry="third_bf16", args=[
+            buffer("a", Tensor[256, bf16]), buffer("out", Tensor[256, bf16], "out")],
+            reference=off_ref, cycles=100, cost="-")
+        fa = fifo(Tensor[256, bf16], name="fa")
+        fx = fifo(Tensor[256, bf16], name="fx")
+        fy = fifo(Tensor[256, bf16], name="fy")
+
+        @herd()
+        def core():
+            with fa.consume() as a, fx.produce() as o1, fy.produce() as o2:
+                big(a, o1)
+                off(a, o2)
+
+        with runtime() as rt:
+            rt.fill(fa, x)
+            rt.drain(fx, X)
+            rt.drain(fy, Y)
+
+    @d.reference
+    def reference(x):
+        return (x.astype(np.float32) * 2).astype(BF), x
+    '''
+
+
+def test_an_output_takes_the_roundings_of_the_kernels_that_write_it_only(
+        design_file: DesignFile) -> None:
+    """(a reviewer) Every kernel a core called counted: a sibling's roundings=8 let Y, 4% off,
+    pass at 8 ulps."""
+    result = simulate(load_design(_with_cc(design_file(SIBLINGS))))
+    x, y = result.checks
+    assert x.passed and x.tolerance.endswith("(8 roundings per element)")
+    assert not y.passed and y.tolerance.endswith("(one rounding per element)")
+
+
+@pytest.mark.parametrize("change, why", [
+    (("Tensor[1024, bf16], \"out\")", "Tensor[1024, bf16], \"inout\")"),
+     "it sums into what it writes (an accumulator, a reduction or a cascade), whose outputs "
+     "get a sum's allowance"),
+    (("bf16", "i16"), "it writes no float buffer: integers must match exactly"),
+])
+def test_roundings_where_the_comparison_does_not_use_them_is_refused(
+        design_file: DesignFile, change: tuple[str, str], why: str) -> None:
+    """(a reviewer) roundings= on a kernel that sums, or writes integers, was taken and
+    ignored."""
+    source = SCALE.replace("roundings=ROUNDINGS", "roundings=2").replace(*change)
+    with pytest.raises(DesignError) as e:
+        load_design(_with_cc(design_file(source)))
+    symbol = "third_i16" if change[1] == "i16" else "third_bf16"
+    assert str(e.value).splitlines()[0] == (
+        f"d.py:14: error [kernel signature]: kernel '{symbol}' declares roundings=2, which "
+        f"its comparison does not use: {why}")
+
+
+def test_a_design_json_is_held_to_the_same_roundings() -> None:
+    from pydantic import ValidationError
+
+    from aiedsl.ir.kernel import Kernel
+
+    k = load_design(Path(__file__).resolve().parents[1] / "designs" / "passthrough.py").ir
+    data = k.kernels[0].model_dump()
+    for bad in (0, -3, 17):
+        with pytest.raises(ValidationError):
+            Kernel.model_validate({**data, "roundings": bad})
+    assert Kernel.model_validate({**data, "roundings": 16}).roundings == 16

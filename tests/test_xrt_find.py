@@ -62,3 +62,21 @@ def test_a_tool_in_a_bin_folder_is_an_executable_file(tmp_path: Path) -> None:
     (tmp_path / "aiecc").mkdir(mode=0o755)
     assert executable(tmp_path, "aiecc") is None  # a folder
     assert executable(tmp_path / "none", "clang++") is None
+
+
+def test_on_windows_a_tool_is_found_with_its_extension_in_its_folder_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(Windows testers) llvm-aie's bin\\clang++.exe was never found, and shutil.which would
+    have taken a clang++.exe in the working directory first."""
+    from aiedsl.toolchain import discover
+
+    monkeypatch.setattr(discover.sys, "platform", "win32")
+    monkeypatch.setenv("PATHEXT", ".COM;.EXE;.BAT;.CMD")
+    here, bin_ = tmp_path / "here", tmp_path / "peano" / "bin"
+    here.mkdir()
+    bin_.mkdir(parents=True)
+    (here / "clang++.exe").write_text("")
+    monkeypatch.chdir(here)
+    assert executable(bin_, "clang++") is None
+    (bin_ / "clang++.exe").write_text("")
+    assert executable(bin_, "clang++") == bin_ / "clang++.exe"  # (PATHEXT's, lower case)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Literal, NamedTuple, Sequence
 
+from pydantic import Field
+
 from aiedsl.ir.base import _Node
 from aiedsl.ir.core_ops import Arg, RtpArg, ScalarArg
 from aiedsl.ir.loc import Loc
@@ -110,6 +112,12 @@ def scalars_shown(scalars: dict[str, int | float], given: dict[str, str]) -> str
                      for n, v in scalars.items())
 
 
+MOST_ROUNDINGS = 16
+"""The most roundings a kernel may declare of each result (``declare(..., roundings=)``): 16
+ulps of bf16 is an eighth of the value, past which a comparison says little (a chain that long
+wants ``chained=True``)."""
+
+
 class Kernel(_Node):
     """A micro-kernel: C symbol, C++ source, signature, numpy reference and cost."""
 
@@ -179,7 +187,7 @@ class Kernel(_Node):
     """Its C++ rounds intermediate values of its results' scale to the output type before the
     last step (a norm's centred value and scale): one call's result may carry more than one
     rounding, which the comparison of an output allows as a chain of kernels."""
-    roundings: int = 1
+    roundings: int = Field(default=1, ge=1, le=MOST_ROUNDINGS)
     """How many roundings each result goes through in one call, where more than one: the
     result's own, and of each value it is a product or quotient of (a norm's scale rounded to
     bf16 before the product: 2). The comparison allows each element that many of its own ulps,

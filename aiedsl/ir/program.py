@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterator, Literal, TypeVar
+from typing import Any, Iterator, Literal, TypeVar
 
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op,
@@ -126,22 +126,7 @@ def rounding(d: Design, tensor: str) -> Rounding:
     >>> rounding(load_design("designs/gemm_bf16.py").ir, "C")
     'sum'
     """
-    kernels = {k.symbol: k for k in d.kernels}
-    link_of = {n: link for link in d.links for n in link.dsts}
-    writes: dict[str, list[tuple[dict[str, str], set[str], Call]]] = {}
-    for c in d.cores:
-        fifo_of = {op.result: op.fifo for op, _ in walk(c.body) if isinstance(op, Acquire)}
-        # a core's copy of a local is followed as a fifo of its own: a running sum kept there
-        # and copied out is a sum
-        fifo_of.update({_LOCAL + b.name: f"{_LOCAL}{b.name}@{c.name}" for b in d.locals
-                        if c.name in b.cores})
-        made = {v for op, _ in walk(c.body)  # buffers a rounding kernel of this core writes
-                if isinstance(op, Call) and not kernels[op.kernel].exact
-                for v in _buffers(kernels[op.kernel], op, out=True)}
-        for op, _ in walk(c.body):
-            if isinstance(op, Call):
-                for v in _buffers(kernels[op.kernel], op, out=True, floats=False):
-                    writes.setdefault(fifo_of[v], []).append((fifo_of, made, op))
+    kernels, link_of, writes = _writes(d)
     memo: dict[str, str] = {}
 
     def level(name: str) -> str:
@@ -168,10 +153,68 @@ def rounding(d: Design, tensor: str) -> Rounding:
         memo[name] = max(got, key=_LEVELS.index, default="none")
         return memo[name]
 
-    drained = [t.fifo for t in d.runtime
-               if isinstance(t, Transfer) and t.op == "drain" and t.tensor == tensor]
-    worst = max((level(f) for f in drained), key=_LEVELS.index, default="none")
+    worst = max((level(f) for f in _drained(d, tensor)), key=_LEVELS.index, default="none")
     return "once" if worst == "none" else worst  # type: ignore[return-value]
+
+
+def writing_kernels(d: Design, tensor: str) -> set[str]:
+    """The kernels whose results reach output ``tensor``: those that write its drains' fifos,
+    and, back through links and the buffers they read, those that wrote what they read (a
+    sibling call of the same cores that writes something else is not among them).
+
+    >>> from aiedsl.loader import load_design
+    >>> sorted(writing_kernels(load_design("designs/gemm_bf16.py").ir, "C"))
+    ['matmul_bf16_f32_64x64x64_4x8x4', 'zero_f32_4096']
+    """
+    kernels, link_of, writes = _writes(d)
+    seen: set[str] = set()
+    found: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in seen:
+            return
+        seen.add(name)
+        for src in link_of[name].srcs if name in link_of else []:
+            visit(src)
+        for fifo_of, _, call in writes.get(name, []):
+            found.add(call.kernel)
+            for v in _buffers(kernels[call.kernel], call, out=False, floats=False):
+                visit(fifo_of[v])
+
+    for f in _drained(d, tensor):
+        visit(f)
+    return found
+
+
+def _drained(d: Design, tensor: str) -> list[str]:
+    """The fifos the runtime drains into ``tensor``."""
+    return [t.fifo for t in d.runtime
+            if isinstance(t, Transfer) and t.op == "drain" and t.tensor == tensor]
+
+
+def _writes(d: Design) -> tuple[dict[str, Kernel], dict[str, Any],
+                                dict[str, list[tuple[dict[str, str], set[str], Call]]]]:
+    """What :func:`rounding` and :func:`writing_kernels` follow: the kernels by symbol, the link
+    feeding each fifo, and per fifo (a core-local buffer as a fifo of its core) the calls that
+    write it, each with its core's acquire results by fifo and the buffers a rounding kernel
+    of that core writes."""
+    kernels = {k.symbol: k for k in d.kernels}
+    link_of = {n: link for link in d.links for n in link.dsts}
+    writes: dict[str, list[tuple[dict[str, str], set[str], Call]]] = {}
+    for c in d.cores:
+        fifo_of = {op.result: op.fifo for op, _ in walk(c.body) if isinstance(op, Acquire)}
+        # a core's copy of a local is followed as a fifo of its own: a running sum kept there
+        # and copied out is a sum
+        fifo_of.update({_LOCAL + b.name: f"{_LOCAL}{b.name}@{c.name}" for b in d.locals
+                        if c.name in b.cores})
+        made = {v for op, _ in walk(c.body)  # buffers a rounding kernel of this core writes
+                if isinstance(op, Call) and not kernels[op.kernel].exact
+                for v in _buffers(kernels[op.kernel], op, out=True)}
+        for op, _ in walk(c.body):
+            if isinstance(op, Call):
+                for v in _buffers(kernels[op.kernel], op, out=True, floats=False):
+                    writes.setdefault(fifo_of[v], []).append((fifo_of, made, op))
+    return kernels, link_of, writes
 
 
 _LOCAL = "local:"

@@ -10,7 +10,7 @@ from collections import Counter
 from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg
 from aiedsl.ir.dataflow import Dataflow
 from aiedsl.ir.design import Design
-from aiedsl.ir.program import walk
+from aiedsl.ir.program import walk, writing_kernels
 
 _LOCAL = "local:"
 """How a core-local buffer is named among acquire results here (no result has a colon)."""
@@ -63,14 +63,8 @@ def sum_roundings(d: Design, tensor: str) -> int:
 def declared_roundings(d: Design, tensor: str) -> int:
     """The most roundings a kernel declares each of its results goes through in one call
     (``declare(..., roundings=2)``: a scale rounded to bf16, then the product), over the
-    kernels the cores whose results reach output ``tensor`` call; 1 when none declares more.
-    The comparison of an output no kernel sums into allows each element that many ulps."""
+    kernels whose results reach output ``tensor`` (:func:`~aiedsl.ir.program.writing_kernels`:
+    not a sibling call of the same core that writes something else); 1 when none declares
+    more. The comparison of an output no kernel sums into allows each element that many ulps."""
     kernels = {k.symbol: k for k in d.kernels}
-    flow = Dataflow(d)
-    most = 1
-    for core in d.cores:
-        if tensor in flow.downstream(core.name):
-            for op, _ in walk(core.body):
-                if isinstance(op, Call):
-                    most = max(most, kernels[op.kernel].roundings)
-    return most
+    return max((kernels[s].roundings for s in writing_kernels(d, tensor)), default=1)

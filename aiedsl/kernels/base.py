@@ -37,7 +37,7 @@ from aiedsl.kernels.call_checks import checked_calls
 from aiedsl.kernels.call_ops import counted_design
 from aiedsl.kernels.declare_checks import (
     _cascade_step, _check_cascade_words, _check_count_ops, _checked_args, _checked_cost,
-    _checked_cost_text, _checked_params, checked_roundings,
+    _checked_cost_text, _checked_params, check_roundings_apply, checked_roundings,
 )
 from aiedsl.kernels.prepared import Prepared
 from aiedsl.kernels.profiled_cycles import profiled_design
@@ -286,7 +286,7 @@ def declare(symbol: str, *, source: str, entry: str | None = None, args: Sequenc
                   cost=cost, cascade_in=cascade_in,
                   cascade_out=cascade_out, cascade_step=step, loc=loc, arch=arch, exact=exact,
                   chained=chained, roundings=roundings)
+    check_roundings_apply(ir, loc)
     # cycles=None: profiled when the design that calls it is traced, with its calls' scalars
     # (aiedsl.kernels.profiled_cycles), not here, where no call is known yet
     return Kernel(ir, reference, prepared, count_ops)
-

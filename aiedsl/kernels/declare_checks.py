@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir.kernel import KernelArg
+from aiedsl.ir.kernel import MOST_ROUNDINGS, Kernel as KernelIR, KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import TensorType
 from aiedsl.lang.callables import check_callable
 from aiedsl.lang.kernel_calls import _number
 from aiedsl.lang.names import check_argument, check_line, check_name
+from aiedsl.dtypes import dtype as dtype_of
 from aiedsl.lang.tensor import lookup_dtype
 from aiedsl.targets import CASCADE_BITS
 from aiedsl.values import as_int, shown
@@ -251,11 +252,6 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-MOST_ROUNDINGS = 16
-"""The most roundings ``declare(..., roundings=)`` takes: 16 ulps of bf16 is an eighth of the
-value, past which a comparison says little (a chain that long wants ``chained=True``)."""
-
-
 def checked_roundings(symbol: str, roundings: object, exact: bool, loc: Loc) -> int:
     """``roundings=`` of kernel ``symbol``: a whole number from 1 to :data:`MOST_ROUNDINGS`,
     and 1 for a kernel declared ``exact`` (which rounds nothing)."""
@@ -273,3 +269,23 @@ def checked_roundings(symbol: str, roundings: object, exact: bool, loc: Loc) -> 
             loc=loc, limit="an exact kernel (a copy, relu, max) rounds nothing",
             found=f"exact=True, roundings={n}", fix="leave one of them out")
     return n
+
+
+def check_roundings_apply(ir: KernelIR, loc: Loc) -> None:
+    """``roundings=`` above 1 only where the comparison uses it: a kernel that sums gets a
+    sum's allowance instead, and integers match exactly (a reviewer: it was taken and
+    ignored)."""
+    if ir.roundings == 1:
+        return
+    floats = [a for a in ir.args if a.kind == "buffer" and a.access != "in"
+              and dtype_of(a.dtype).is_float]
+    why = ("it sums into what it writes (an accumulator, a reduction or a cascade), whose "
+           "outputs get a sum's allowance" if ir.sums else
+           None if floats else "it writes no float buffer: integers must match exactly")
+    if why is not None:
+        raise DesignError(
+            "kernel signature", f"kernel '{ir.symbol}' declares roundings={ir.roundings}, "
+            f"which its comparison does not use: {why}", loc=loc,
+            limit="roundings= for a kernel whose float results each go through that many "
+            "roundings, without summing", found=f"roundings={ir.roundings}",
+            fix="leave roundings= out")

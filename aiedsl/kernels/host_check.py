@@ -42,7 +42,7 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     command), twice, its buffers between guard bytes filled one way and then another: a write
     outside a buffer, a write to an input, or a result that depends on the guard bytes (a read
     outside) fails too. A scalar parameter with no value, or a reference that raises, is a
-    DesignError naming it. An infinity or NaN where the reference has the same agrees. A FAIL
+    DesignError naming it. An infinity where the reference has the same agrees. A FAIL
     of a C++ that runs a bf16 mmul on npu2's bfp16 unit says so
     (:mod:`aiedsl.kernels.host_notes`): its reference may be one of exact products.
     ``full_range``: integer inputs over their types' whole range
@@ -106,15 +106,17 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
             lines.append(f"FAIL {k.symbol}: '{k.args[i].name}' depends on memory outside the "
                          f"kernel's buffers: {read.get(i) or _READ_SOME}")
     tolerance = kernel_tolerance(k, args_ref)
-    # The same infinity, or NaN, where the reference has it agrees (a mask's -inf): the test
-    # compares two versions of one function, and no element here stands for a design's result
-    # (a design's reference says nonfinite=True for that). One where the other is finite fails.
+    # The same infinity where the reference has it agrees (a mask's -inf): the test compares
+    # two versions of one function, and no element here stands for a design's result. One
+    # where the other is finite fails, and so does any NaN the reference writes: both NaN
+    # everywhere passed as "exact" (a reviewer), and random inputs give no reason for one.
     checks = [compare(f"{k.symbol}.{a.name}", results[i], args_ref[i], a.dtype,
-                      nonfinite=True, **tolerance)
+                      nonfinite=not _has_nan(args_ref[i]), **tolerance)
               for i, a in enumerate(k.args) if a.kind == "buffer" and a.access != "in"]
     if k.cascade_out is not None:
         checks.append(compare(f"{k.symbol}.cascade_out", results[-1], args_ref[-1],
-                              k.cascade_out.dtype, nonfinite=True, **tolerance))
+                              k.cascade_out.dtype, nonfinite=not _has_nan(args_ref[-1]),
+                              **tolerance))
     shown = [c.line() + _inputs_at(k, args_cpp, c, seed) for c in checks]
     if lines:  # a FAIL above: what it wrote inside its buffers is not a PASS of the kernel
         shown = [f"  within its buffers, {t[5:]}" if c.passed else t
@@ -132,6 +134,12 @@ def check_kernel(case: KernelCase, seed: int = 0, full_range: bool = False) -> K
     if not full_range:
         notes += [f"  note: {n}" for n in _scalars_outside(case)]
     return KernelTest(k.symbol, passed, lines + shown + notes)
+
+
+def _has_nan(values: Any) -> bool:
+    """Whether a float array (bf16 too) holds a NaN; an integer one never does."""
+    arr = np.asarray(values)
+    return arr.dtype.kind not in "iub" and bool(np.isnan(arr.astype(np.float32)).any())
 
 
 def kernel_tolerance(k: Kernel, args: list[Any]) -> dict[str, Any]:

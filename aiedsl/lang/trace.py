@@ -34,6 +34,11 @@ if TYPE_CHECKING:
     from aiedsl.ir.design import Design
 
 
+WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                             *(f"LPT{i}" for i in range(1, 10))})
+"""File names Windows keeps for devices, whatever their extension (``kernels/CON.cc``)."""
+
+
 class Bundle(Protocol):
     """What a channel (:class:`~aiedsl.lang.channel.Channel`) still has to do once the design
     function has returned and every use of it is known."""
@@ -274,6 +279,13 @@ class DesignTrace:
             raise DesignError("kernel", f"two different kernels use the symbol '{k.symbol}'",
                               loc=k.loc, related=[("the first", prev.loc)],
                               found="; ".join(differ[:3]) or None, fix=fix)
+        if prev is None and k.symbol.upper() in WINDOWS_DEVICES:
+            # kernels/CON.cc is no file on Windows but the console (a reviewer)
+            raise DesignError(
+                "kernel", f"kernel symbol '{k.symbol}' is a device name on Windows", loc=k.loc,
+                limit=f"a symbol other than {', '.join(sorted(WINDOWS_DEVICES))} (in any case): "
+                "it names the build's kernels/<symbol>.cc", found=f"'{k.symbol}'",
+                fix=f"give it another name, e.g. '{k.symbol}_k'")
         if prev is None:
             # a symbol names the build's kernels/<symbol>.cc and <symbol>.o: two that differ
             # in case only are one file on Windows and macOS, the second kernel's C++ compiled

@@ -71,6 +71,15 @@ class SimResult:
         # generators, stays behind; its design goes along, for what a result says of itself
         return {**self.__dict__, "machine": MachineLeftBehind(self.machine.design)}
 
+    def lines(self) -> list[str]:
+        """What the command line prints of a run: one line per output (a FAIL's wrong elements
+        and notes under it), then the timing, indented."""
+        return [c.line() for c in self.checks] + ["  " + t for t in self.timing.lines()]
+
+    def __str__(self) -> str:
+        """What ``print(result)`` shows: :meth:`lines`."""
+        return "\n".join(self.lines())
+
     def __repr__(self) -> str:
         # the fields' own reprs run to hundreds of KB (the machine, every buffer): a notebook
         # showing a result drowned in them

@@ -109,7 +109,11 @@ def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc | None) -> No
         if value.dtype != np.dtype(dt.numpy):
             cast = (f"{name}.astype({_spelling(dt.numpy)}) (nothing is converted for you: a cast "
                     "may round, truncate or wrap values)")
-            if dt.is_float and value.dtype.kind in "iu" and \
+            if value.dtype.type is np.void and value.dtype.itemsize == np.dtype(dt.numpy).itemsize:
+                # raw records of the type's size (how np.save stores a type numpy lacks):
+                # no cast takes them, a view does
+                fix = f"if {name} holds {dt} values, pass {name}.view({_spelling(dt.numpy)})"
+            elif dt.is_float and value.dtype.kind in "iu" and \
                     value.dtype.itemsize == np.dtype(dt.numpy).itemsize:
                 # integers of the float's size may be its bits (how older mlir-aie and Riallto
                 # code carries bf16, as uint16): a cast would convert them as numbers

@@ -153,6 +153,8 @@ def runtime_lib_include(target: TargetModel, include: str | None = None) -> Word
     '-I"$MLIR_AIE_INSTALL_DIR"/aie_runtime_lib/AIE2P'
     >>> runtime_lib_include(get_target("npu1"), "/opt/mlir_aie/include")
     '-I/opt/mlir_aie/aie_runtime_lib/AIE2'
+    >>> runtime_lib_include(get_target("npu1"), "include")
+    '-I./aie_runtime_lib/AIE2'
     """
     folder = f"/aie_runtime_lib/{target.runtime_lib_dir}"
     if include is None:
@@ -160,7 +162,7 @@ def runtime_lib_include(target: TargetModel, include: str | None = None) -> Word
     # an install's include/ and aie_runtime_lib/ are siblings (a source build's install, pip's
     # mlir_aie package alike); the folder above, in the system's own path syntax (a POSIX
     # path's parent of C:\...\include was ".": a Windows tester)
-    return f"-I{os.path.dirname(os.path.normpath(include))}{folder}"
+    return f"-I{os.path.dirname(os.path.normpath(include)) or '.'}{folder}"
 
 
 def kernel_compile_argv(target: TargetModel, source: str, output: str, *,

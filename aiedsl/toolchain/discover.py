@@ -246,11 +246,20 @@ def _version(argv: list[str], env: Mapping[str, str], *, whole: bool = False) ->
 
 
 def executable(folder: Path, name: str) -> Path | None:
-    """The program ``name`` in ``folder``, as the system runs it: on Windows with the
-    extensions of PATHEXT (llvm-aie's ``bin\\clang++.exe``, mlir-aie's ``aiecc.exe``), where
-    ``folder / name`` alone found nothing (a Windows tester); elsewhere an executable file."""
-    found = shutil.which(name, path=str(folder))
-    return None if found is None else Path(found)
+    """The program ``name`` in ``folder``, as the system runs it: on Windows a file of that
+    name or of it with an extension of PATHEXT (llvm-aie's ``bin\\clang++.exe``, mlir-aie's
+    ``aiecc.exe``), where ``folder / name`` alone found nothing (a Windows tester); elsewhere an
+    executable file. Only ``folder`` is looked in (``shutil.which`` looks in the working
+    directory first on Windows: a ``clang++.exe`` there would stand for the install's)."""
+    exts = [""]
+    if sys.platform == "win32":
+        listed = os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD")
+        exts += [e.lower() for e in listed.split(";") if e]
+    for ext in exts:
+        p = folder / f"{name}{ext}"
+        if p.is_file() and (sys.platform == "win32" or os.access(p, os.X_OK)):
+            return p
+    return None
 
 
 def _find_peano(env: Mapping[str, str], peano: str | Path | None) -> Tool:
