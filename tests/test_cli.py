@@ -43,14 +43,26 @@ def test_what_an_exit_function_says_is_written(tmp_path: Path) -> None:
 
 
 def test_aiedsls_own_failure_is_one_error_with_its_own_exit_code(tmp_path: Path) -> None:
-    """An exception no design mistake explains (here: a locale whose standard output cannot
-    print the output folder's name) ended in a traceback with exit 1, which says a result
-    differs from the reference (a tester's CI read it so): it is one error [internal], exit
-    70, its traceback shown with AIEDSL_TRACEBACK=1."""
+    """An exception no design mistake explains ended in a traceback with exit 1, which says a
+    result differs from the reference (a tester's CI read it so): it is one error [internal],
+    exit 70, its traceback shown with AIEDSL_TRACEBACK=1. (Here aiedsl's build is made to
+    fail; a locale whose standard output could not print the output folder's name did it
+    once, and now writes the name escaped.)"""
     design = tmp_path / "passthrough.py"
     design.write_bytes((ROOT / "designs" / "passthrough.py").read_bytes())
-    r = aiedsl("build", "passthrough.py", "-o", "\u65e5\u672c", cwd=tmp_path,
-               PYTHONIOENCODING="latin-1")
+    failing = ("import sys, aiedsl.api\n"
+               "def building(*a, **k):\n"
+               "    raise UnicodeEncodeError('latin-1', 'x', 6, 8, 'ordinal not in range(256)')\n"
+               "aiedsl.api.building = building\n"
+               "sys.argv = ['aiedsl', 'build', 'passthrough.py']\n"
+               "from aiedsl.cli.entry import run\n"
+               "run()\n")
+    r = subprocess.run([sys.executable, "-c", failing], capture_output=True, text=True,
+                       cwd=tmp_path, env={**os.environ, "COLUMNS": "80"})
+    traced = subprocess.run([sys.executable, "-c", failing], capture_output=True, text=True,
+                            cwd=tmp_path, env={**os.environ, "AIEDSL_TRACEBACK": "1"})
+    assert traced.returncode == 70
+    assert traced.stderr.startswith("Traceback (most recent call last):")
     assert r.returncode == 70
     assert r.stderr.splitlines() == [
         "error [internal]: aiedsl failed: UnicodeEncodeError: 'latin-1' codec can't encode "
@@ -58,9 +70,11 @@ def test_aiedsls_own_failure_is_one_error_with_its_own_exit_code(tmp_path: Path)
         "  fix: this is a failure of aiedsl itself (or of its environment: a locale that cannot "
         "print a path, a full disk), not a mistake in the design; AIEDSL_TRACEBACK=1 shows "
         "where it happened, for a report"]
+    # the locale that did it: the name is written escaped, and the build succeeds
     r = aiedsl("build", "passthrough.py", "-o", "\u65e5\u672c", cwd=tmp_path,
-               PYTHONIOENCODING="latin-1", AIEDSL_TRACEBACK="1")
-    assert r.returncode == 70 and r.stderr.startswith("Traceback (most recent call last):")
+               PYTHONIOENCODING="latin-1")
+    assert r.returncode == 0, r.stderr
+    assert "wrote \\u65e5\\u672c/: " in r.stdout
 
 
 # -- version and help -----------------------------------------------------------------------------

@@ -285,24 +285,6 @@ def mode_leak_text(found: tuple[int, int], left: tuple[int, int]) -> str:
             f"returning (auto old = aie::{get}(); ... aie::{put}(old);{fix})").replace(";)", ")")
 
 
-def inherited_modes_text(modes: tuple[int, int]) -> str:
-    """What a call that found the core's rounding or saturation mode other than at reset
-    (``modes``) ran under: an earlier call on the core left it (``sim --kernels native``).
-
-    >>> inherited_modes_text((0, 1)).split(": ")[0]
-    'it ran under the saturation mode saturate an earlier call on its core left'
-    """
-    from aiedsl.kernels.bfp16 import ROUNDING_MODES
-    from aiedsl.kernels.host_load import RESET_MODES
-
-    names = (dict(enumerate(ROUNDING_MODES)), SATURATION_MODES)
-    kinds = [f"{kind} mode {names[i].get(modes[i], str(modes[i]))}"
-             for i, kind in enumerate(("rounding", "saturation")) if modes[i] != RESET_MODES[i]]
-    return (f"it ran under the {' and '.join(kinds)} an earlier call on its core left: its "
-            "reference computes as at reset (floor, none); aiedsl kernel test names the kernel "
-            "that does not restore the modes it sets")
-
-
 def signal_name(number: int) -> str:
     """``SIGSEGV`` for 11: the name of signal ``number`` (the number itself if it has none)."""
     import signal

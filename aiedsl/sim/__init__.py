@@ -33,7 +33,6 @@ from aiedsl.sim.invocations import (
     Watch, back_to_back, host_arrays, later_invocations, stopped_traced,
 )
 from aiedsl.sim.machine import Machine, SimFault, build_machine
-from aiedsl.sim.call_check import CallChecks
 from aiedsl.sim.native import native_kernels, note_native
 from aiedsl.sim.options import (
     CHECK_FIX, check_clock, check_flag, check_handle, check_invocations, check_kernels,
@@ -235,7 +234,11 @@ def _simulate(handle: DesignHandle, inputs: dict[str, np.ndarray] | None, seed: 
     target = get_target(placed.device)
     check = check and compute
     host = host_arrays(placed, ins, drained)
-    calls = CallChecks() if kernels == "native" and check else None
+    calls = None
+    if kernels == "native" and check:  # loaded for native runs only, as their kernels are
+        from aiedsl.sim.call_check import CallChecks
+
+        calls = CallChecks()
     with (nullcontext(handle.kernels) if kernels == "reference" else
           native_kernels(placed, target, handle.kernels, calls)) as impls:
         m = build_machine(placed, target, host, impls, trace=trace is not None,

@@ -24,7 +24,8 @@ import numpy as np
 from aiedsl.compare import OutputCheck, compare
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.kernel import Kernel
-from aiedsl.kernels.faults import inherited_modes_text
+from aiedsl.kernels.bfp16 import ROUNDING_MODES
+from aiedsl.kernels.faults import SATURATION_MODES
 from aiedsl.kernels.host_check import kernel_tolerance
 from aiedsl.kernels.host_load import RESET_MODES
 
@@ -111,3 +112,18 @@ def _memory(a: np.ndarray) -> tuple[Any, ...]:
     """What tells one buffer from another among a call's arguments: where its data starts, and
     how it is laid out (the simulator passes a buffer given twice as two views of it)."""
     return (a.__array_interface__["data"][0], a.shape, a.strides, a.dtype.str)
+
+
+def inherited_modes_text(modes: tuple[int, int]) -> str:
+    """What a call that found the core's rounding or saturation mode other than at reset
+    (``modes``) ran under: an earlier call on the core left it (``sim --kernels native``).
+
+    >>> inherited_modes_text((0, 1)).split(": ")[0]
+    'it ran under the saturation mode saturate an earlier call on its core left'
+    """
+    names = (dict(enumerate(ROUNDING_MODES)), SATURATION_MODES)
+    kinds = [f"{kind} mode {names[i].get(modes[i], str(modes[i]))}"
+             for i, kind in enumerate(("rounding", "saturation")) if modes[i] != RESET_MODES[i]]
+    return (f"it ran under the {' and '.join(kinds)} an earlier call on its core left: its "
+            "reference computes as at reset (floor, none); aiedsl kernel test names the kernel "
+            "that does not restore the modes it sets")
