@@ -3,12 +3,13 @@
 The design's outputs are compared with the design's reference, at a tolerance for everything
 the values went through on the way: behind a bf16 GEMM, an element-wise kernel's output may be
 off by the GEMM's partial sums' rounding, and a kernel that zeroed every |y| < 0.6 there passed
-(a transformer engineer). So the first call at each call site on each core also has its C++
-results compared with what the kernel's own reference makes of the same inputs, at ``aiedsl
-kernel test``'s tolerance for that kernel alone; the first call of a kernel that differs is a
-FAIL of its own. The first only, as ``kernel test`` runs a kernel once: a kernel's C++ may keep
-``static`` state its reference does not (a call counter; the design's reference models it),
-and a first call costs nothing to check.
+(a transformer engineer). So each core's first call of each kernel also has its C++ results
+compared with what the kernel's own reference makes of the same inputs, at ``aiedsl kernel
+test``'s tolerance for that kernel alone; a call that differs is a FAIL of its own, unless
+every difference is within what summing the inputs in another order makes
+(:func:`within_reordering`). The first only, as ``kernel test`` runs a kernel once: a kernel's
+C++ may keep ``static`` state its reference does not (a call counter, which the design's
+reference models, shared by the core's call sites), and a first call costs nothing to check.
 
 Not checked: a kernel on the cascade (its words move while it runs), and a user's kernel whose
 C++ runs a bf16 mmul on npu2's bfp16 unit (a reference of exact products differs from it by the
@@ -71,6 +72,9 @@ class CallChecks:
                 c = compare(f"{symbol}.{k.args[i].name} at {where.format(n=count[0])}",
                             np.asarray(args[i]), np.asarray(given[i]), k.args[i].dtype,
                             nonfinite=True, transposed=False, **tolerance)
+                if not c.passed and tolerance["rounds"] != "sum" and \
+                        within_reordering(args[i], given[i], given, k):
+                    continue
                 if not c.passed:
                     c.call = True
                     c.hints.append(HINT)
@@ -84,6 +88,34 @@ class CallChecks:
     def fails(self) -> list[OutputCheck]:
         """Each kernel's first call that differs, in the order they were found."""
         return list(self.found.values())
+
+
+ORDER_EPS = 2.0 ** -23
+"""An f32 rounding, relative: what a sum the C++ and its reference add in different orders may
+differ by per term (kernels sum in f32, bf16 inputs too)."""
+
+
+def within_reordering(got: Any, want: Any, given: list[Any], k: Kernel) -> bool:
+    """Whether every difference of ``got`` from ``want`` (an output of one call of ``k``) is
+    within what summing its inputs in another order than the reference may make: for each of
+    as many terms as the largest input has, an f32 rounding of the largest |input|. A correct
+    x - mean(x) of inputs near 1000 differed there in 30% of its elements, beyond f32's 1e-4
+    relative tolerance near the mean (a false-alarm hunter); an element-wise kernel zeroing
+    values of 0.1 behind a GEMM is far beyond it."""
+    from aiedsl.compare import largest
+
+    ins = [v for v, a in zip(given, k.args)
+           if a.kind == "buffer" and a.access == "in" and isinstance(v, np.ndarray)]
+    if not ins:
+        return False
+    bound = max(v.size for v in ins) * ORDER_EPS * largest(ins)
+    g = np.asarray(got).astype(np.float64)
+    w = np.asarray(want).astype(np.float64)
+    if not (np.isfinite(g) == np.isfinite(w)).all():
+        return False
+    with np.errstate(invalid="ignore"):
+        err = np.abs(np.where(np.isfinite(w), g - w, 0.0))
+    return bool(err.max(initial=0.0) <= bound)
 
 
 def reference_args(k: Kernel, args: tuple[Any, ...]) -> list[Any]:
