@@ -307,3 +307,32 @@ def test_a_sum_in_another_order_is_not_a_wrong_call(tmp_path: Path) -> None:
     x = (1000 + 3 * np.random.default_rng(1).standard_normal(256)).astype(np.float32)
     result = simulate(load_design(tmp_path / "d.py"), {"x": x}, kernels="native")
     assert [c.passed for c in result.checks] == [True]
+
+
+def test_what_summing_in_another_order_excuses_and_what_it_does_not(
+        design_file: DesignFile) -> None:
+    """(a reviewer) A bound of n f32 steps of the largest input, at every element, hid a flush
+    of small values behind one outlier activation and an i32 off-by-one near 2^24: it is two
+    steps per level of a pairwise sum now, never for integers or a non-finite element the
+    reference has not."""
+    import numpy as np
+
+    from aiedsl.sim.call_check import within_reordering
+
+    path = design_file(GEMM_THEN_NARROW)
+    (path.parent / "narrow.cc").write_text(NARROW_CC)
+    k = next(k for k in load_design(path).ir.kernels if k.symbol.startswith("narrow"))
+    a = np.full(32 * 64, 1000.0, dtype=np.float32)  # 2048 inputs: 22 levels' steps of 1000
+    want = np.zeros(32 * 64, dtype=np.float32)
+    step = 2 * 11 * 2.0 ** -23 * 1000
+    assert within_reordering(want + np.float32(step * 0.9), want, [a, want], k)
+    assert not within_reordering(want + np.float32(step * 1.1), want, [a, want], k)
+    a[0] = 400.0  # an outlier among small values: the bound is of the largest input
+    small = np.zeros(32 * 64, dtype=np.float32)
+    assert not within_reordering(small, small + np.float32(0.09), [a, small], k)
+    inf = want.copy()
+    inf[3] = np.inf
+    assert not within_reordering(-inf, inf, [a, inf], k)
+    assert within_reordering(inf, inf, [a, inf], k)
+    ints = np.arange(2048, dtype=np.int32) + 2 ** 24
+    assert not within_reordering(ints + 1, ints, [ints, ints], k)

@@ -121,12 +121,24 @@ def _npy(shape: tuple[int, ...], descr: str, data: bytes = b"") -> bytes:
     return f.getvalue() + data
 
 
+def _npy3(shape: tuple[int, ...], descr: str) -> bytes:
+    """An .npy header of format 3.0 (numpy writes one for a utf-8 field name): no data."""
+    text = repr({"descr": descr, "fortran_order": False, "shape": shape})
+    pad = 64 - (12 + len(text) + 1) % 64
+    header = (text + " " * pad + "\n").encode("utf-8")
+    return b"\x93NUMPY\x03\x00" + len(header).to_bytes(4, "little") + header
+
+
 @pytest.mark.parametrize("case, message", [
     ("huge", "error [inputs]: --inputs x.npz: input 'A' of 'gemm_bf16' has 1000000000 elements, "
              "not 32768"),
     ("header", "error [inputs]: --inputs x.npz: array 'A' cannot be read"),
     ("short", "error [inputs]: --inputs x.npz: array 'A' cannot be read"),
     ("member", "error [inputs]: --inputs x.npz: 'notes.txt' is not an array"),
+    ("negative", "error [inputs]: --inputs x.npz: array 'A' cannot be read"),
+    ("overflow", "error [inputs]: --inputs x.npz: array 'A' cannot be read"),
+    ("v3", "error [inputs]: --inputs x.npz: input 'A' of 'gemm_bf16' has 1000000000 elements, "
+           "not 32768"),
 ])
 def test_an_array_is_refused_by_its_header_before_its_data_is_read(
         tmp_path: Path, case: str, message: str) -> None:
@@ -139,6 +151,9 @@ def test_an_array_is_refused_by_its_header_before_its_data_is_read(
         "header": {"A.npy": b"\x93NUMPY\x01\x00\x10\x00{'descr': '<f\n", "B.npy": b_npy},
         "short": {"A.npy": _npy((256, 128), "|V2", b"\x00" * 100), "B.npy": b_npy},
         "member": {"notes.txt": b"hello", "B.npy": b_npy},
+        "negative": {"A.npy": _npy((-1, 128), "|V2"), "B.npy": b_npy},
+        "overflow": {"A.npy": _npy((2 ** 62, 4), "|V2"), "B.npy": b_npy},
+        "v3": {"A.npy": _npy3((10 ** 9,), "|V2"), "B.npy": b_npy},  # a utf-8 header
     }[case]
     _zip(tmp_path / "x.npz", members)
     r = aiedsl("sim", GEMM, *SIZE, "--inputs", "x.npz", cwd=tmp_path)

@@ -15,6 +15,7 @@ $ aiedsl sim designs/gemm_bf16.py --inputs x.npz
 
 from __future__ import annotations
 
+import math
 import zipfile
 from typing import Any
 
@@ -102,11 +103,12 @@ def _header(archive: Any, name: str, path: str, save: str) -> tuple[tuple[int, .
             version = np.lib.format.read_magic(f)
             if version == (1, 0):
                 shape, _, dt = np.lib.format.read_array_header_1_0(f)
-            elif version == (2, 0):
+            else:  # 2.0, or 3.0: laid out as 2.0, its header utf-8, which is 2.0's latin-1
+                # wherever it is ASCII (a numeric dtype's always is)
                 shape, _, dt = np.lib.format.read_array_header_2_0(f)
-            else:  # a later format (its header utf-8): read as numpy reads it, data and all
-                arr = archive[name]
-                return arr.shape, arr.dtype
+        shape = tuple(int(n) for n in shape)
+        if any(n < 0 for n in shape) or math.prod(shape) * np.dtype(dt).itemsize >= 2 ** 62:
+            raise ValueError(f"its header says shape {list(shape)} of {np.dtype(dt)}")
     except KeyError:  # a member np.savez did not write: not an array at all
         raise DesignError(
             "inputs", f"--inputs {path}: '{printable(name)}' is not an array",

@@ -18,6 +18,8 @@ quantization, which the design's comparison allows for and ``kernel test`` notes
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any, Callable
 
 import numpy as np
@@ -74,6 +76,9 @@ class CallChecks:
                             nonfinite=True, transposed=False, **tolerance)
                 if not c.passed and tolerance["rounds"] != "sum" and \
                         within_reordering(args[i], given[i], given, k):
+                    # passed, and said: an excused difference is not hidden (a reviewer)
+                    found.setdefault(f"{symbol} (excused)", dataclasses.replace(
+                        c, passed=True, call=True, note=REORDERED))
                     continue
                 if not c.passed:
                     c.call = True
@@ -92,30 +97,45 @@ class CallChecks:
 
 ORDER_EPS = 2.0 ** -23
 """An f32 rounding, relative: what a sum the C++ and its reference add in different orders may
-differ by per term (kernels sum in f32, bf16 inputs too)."""
+differ by at each level of the sum (kernels sum in f32, bf16 inputs too)."""
 
 
 def within_reordering(got: Any, want: Any, given: list[Any], k: Kernel) -> bool:
-    """Whether every difference of ``got`` from ``want`` (an output of one call of ``k``) is
-    within what summing its inputs in another order than the reference may make: for each of
-    as many terms as the largest input has, an f32 rounding of the largest |input|. A correct
-    x - mean(x) of inputs near 1000 differed there in 30% of its elements, beyond f32's 1e-4
-    relative tolerance near the mean (a false-alarm hunter); an element-wise kernel zeroing
-    values of 0.1 behind a GEMM is far beyond it."""
+    """Whether every difference of float output ``got`` from ``want`` (one call of ``k``) is
+    within what summing the inputs in another order than the reference may make: two f32
+    roundings of the largest |input| per level of a pairwise sum of the largest input's
+    elements (2 x log2 n of them). A correct x - mean(x) of inputs near 1000 differed by an
+    f32 step there, beyond f32's 1e-4 relative near the mean, in 30% of its elements (a
+    false-alarm hunter). An integer output is never excused, nor a non-finite element other
+    than the reference's; a bound of n steps hid an off-by-one of i32 inputs near 2^24 and a
+    flush of small values behind an outlier activation (a reviewer)."""
     from aiedsl.compare import largest
 
+    g = np.asarray(got)
+    if g.dtype.kind in "iub":
+        return False
     ins = [v for v, a in zip(given, k.args)
            if a.kind == "buffer" and a.access == "in" and isinstance(v, np.ndarray)]
-    if not ins:
+    n = max((v.size for v in ins), default=0)
+    if n < 2:
         return False
-    bound = max(v.size for v in ins) * ORDER_EPS * largest(ins)
-    g = np.asarray(got).astype(np.float64)
-    w = np.asarray(want).astype(np.float64)
-    if not (np.isfinite(g) == np.isfinite(w)).all():
-        return False
-    with np.errstate(invalid="ignore"):
-        err = np.abs(np.where(np.isfinite(w), g - w, 0.0))
+    bound = 2 * math.ceil(math.log2(n)) * ORDER_EPS * largest(ins)
+    g64 = g.astype(np.float64)
+    w64 = np.asarray(want).astype(np.float64)
+    finite = np.isfinite(w64)
+    same = (g64 == w64) | (np.isnan(g64) & np.isnan(w64))
+    if not (same | (finite & np.isfinite(g64))).all():
+        return False  # a NaN or infinity the reference has not
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity
+        err = np.abs(np.where(finite & np.isfinite(g64), g64 - w64, 0.0))
     return bool(err.max(initial=0.0) <= bound)
+
+
+REORDERED = ("beyond the kernel's own tolerance, but within two f32 roundings of its largest "
+             "input per level of a sum of its elements: the C++ and the reference add in "
+             "different orders (near a mean subtracted, that is many ulps of the result); a "
+             "kernel that rounds within a call says chained=True")
+"""The note of a call whose every difference :func:`within_reordering` excuses."""
 
 
 def reference_args(k: Kernel, args: tuple[Any, ...]) -> list[Any]:

@@ -128,9 +128,9 @@ def check_inputs(d: Design, inputs: Mapping[str, object], loc: Loc | None) -> No
                 limit=want, found=f"{value.dtype}, shape {list(value.shape)}", fix=fix)
         if value.size != t.type.numel:
             raise DesignError(
-                "inputs", f"input '{name}' of '{d.name}' has {value.size} elements, not "
-                f"{t.type.numel}", loc=loc, limit=want,
-                found=f"{value.size} elements, shape {list(value.shape)}",
+                "inputs", f"input '{name}' of '{d.name}' has "
+                f"{counted(value.size, 'element')}, not {t.type.numel}", loc=loc, limit=want,
+                found=f"{counted(value.size, 'element')}, shape {list(value.shape)}",
                 fix=f"pass the whole tensor (shape {list(t.type.shape)})")
 
 

@@ -252,9 +252,9 @@ def executable(folder: Path, name: str) -> Path | None:
     executable file. Only ``folder`` is looked in (``shutil.which`` looks in the working
     directory first on Windows: a ``clang++.exe`` there would stand for the install's)."""
     exts = [""]
-    if sys.platform == "win32":
+    if sys.platform == "win32":  # PATHEXT's first, as Windows runs them (aiecc.exe, not aiecc)
         listed = os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD")
-        exts += [e.lower() for e in listed.split(";") if e]
+        exts = [e.lower() for e in listed.split(";") if e] + exts
     for ext in exts:
         p = folder / f"{name}{ext}"
         if p.is_file() and (sys.platform == "win32" or os.access(p, os.X_OK)):
