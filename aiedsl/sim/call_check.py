@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.compare import OutputCheck, compare
+from aiedsl.compare import OutputCheck, compare, largest
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.bfp16 import ROUNDING_MODES
@@ -41,11 +41,13 @@ HINT = ("the C++ and the kernel's numpy reference differ on this call's own inpu
 
 class CallChecks:
     """The first call of each kernel whose C++ results differ from its reference's, over one
-    native run (and the runs it makes again: a later invocation, a depth search)."""
+    native run (and the runs it makes again: a later invocation, a depth search), and the
+    first whose differences :func:`within_reordering` excuses."""
 
     def __init__(self) -> None:
         self.found: dict[str, OutputCheck] = {}
-        """By kernel symbol: the FAIL of its first call that differs."""
+        """By kernel symbol: the FAIL of its first call that differs; by ``<symbol>
+        (excused)``, the PASS, with its note, of the first whose differences are excused."""
 
     def checked(self, k: Kernel, native: Callable[..., None], reference: Callable[..., None],
                 core: str, call: Call, count: list[int], modes: list[int]
@@ -91,7 +93,8 @@ class CallChecks:
         return run
 
     def fails(self) -> list[OutputCheck]:
-        """Each kernel's first call that differs, in the order they were found."""
+        """Each kernel's first call that differs (a FAIL) or whose differences are excused (a
+        PASS with a note), in the order they were found."""
         return list(self.found.values())
 
 
@@ -109,8 +112,6 @@ def within_reordering(got: Any, want: Any, given: list[Any], k: Kernel) -> bool:
     false-alarm hunter). An integer output is never excused, nor a non-finite element other
     than the reference's; a bound of n steps hid an off-by-one of i32 inputs near 2^24 and a
     flush of small values behind an outlier activation (a reviewer)."""
-    from aiedsl.compare import largest
-
     g = np.asarray(got)
     if g.dtype.kind in "iub":
         return False
