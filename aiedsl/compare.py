@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -307,6 +308,13 @@ def largest(arrays: Iterable[np.ndarray]) -> float:
             part = np.abs(flat[lo:lo + _SLICE].astype(wide))
             peak = max(peak, float(np.max(part, where=np.isfinite(part), initial=0)))
     return peak
+
+
+def run_lines(checks: Sequence[OutputCheck], timing: Any) -> list[str]:
+    """What the command line prints of a run (a :class:`~aiedsl.run_result.RunResult`'s or a
+    simulated one's ``lines()``): one line per comparison (a FAIL's wrong elements and notes
+    under it), then ``timing``'s lines, indented."""
+    return [c.line() for c in checks] + ["  " + t for t in timing.lines()]
 
 
 def outputs_summary(outputs: Mapping[str, np.ndarray], checks: Sequence[OutputCheck]) -> str:

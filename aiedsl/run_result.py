@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from aiedsl.compare import OutputCheck, outputs_summary
+from aiedsl.compare import OutputCheck, outputs_summary, run_lines
 from aiedsl.sim.summary import Timing, significant
 
 
@@ -101,7 +101,7 @@ class RunResult:
 
     def lines(self) -> list[str]:
         """What the command line prints: one line per output, then the timing, indented."""
-        return [c.line() for c in self.checks] + ["  " + t for t in self.timing.lines()]
+        return run_lines(self.checks, self.timing)
 
     def __repr__(self) -> str:
         # short: the fields' reprs (inputs, outputs, every channel's busy time) flood a notebook

@@ -156,26 +156,6 @@ def _watched_run(art: Any, arrays: list[Any], **options: Any) -> Any:
         return art.run(*arrays, watch=watch, **options)
 
 
-def _given(handle: Any, inputs: Optional[str], seed: int) -> list[Any]:
-    """The arrays of ``--inputs`` (:mod:`aiedsl.cli.inputs_file`), read before anything is
-    built; none without it."""
-    if inputs is None:
-        return []
-    from aiedsl.cli.inputs_file import read_inputs
-    from aiedsl.errors import DesignError
-
-    if seed:
-        raise DesignError("inputs", f"--seed {seed} and --inputs {inputs} both say where the "
-                          "inputs come from", fix="give one: --seed draws random inputs, "
-                          "--inputs reads them")
-    return read_inputs(inputs, handle.ir, handle.inputs)
-
-
-def _drawn(seed: int, inputs: Optional[str]) -> str:
-    """Where a run's inputs came from, as its first line says it."""
-    return f"inputs {printable(inputs)}" if inputs is not None else f"seed {seed}"
-
-
 @app.command()
 def doctor(
     peano: Optional[str] = typer.Option(None, "--peano", metavar="DIR", callback=named_dir,
@@ -421,12 +401,13 @@ def sim(
     --kernels native, and those of every command (aiedsl --help).
     """
     from aiedsl.api import build as build_design
+    from aiedsl.cli.inputs_file import drawn_from, given_arrays  # (numpy: not at start-up)
 
     with _stats_of_an_end(stats, name or Path(design).stem, device):  # the design's own
         handle = load(design, define, device, name)
     _check_stats(stats, handle.name, trace)
     with _stats_of_an_end(stats, handle.name, handle.ir.device):
-        arrays = _given(handle, inputs, seed)
+        arrays = given_arrays(handle, inputs, seed)
         art = build_design(handle, write=False)
         start = time.perf_counter()
         result = _watched_run(art, arrays, target="sim", seed=seed, trace=trace,
@@ -434,7 +415,7 @@ def sim(
     # (run's reason names its --target sim, an option aiedsl sim has not: --stats's "why")
     result = dataclasses.replace(result, why="aiedsl sim runs the simulator")
     say(f"{handle.name} on {handle.ir.device}: simulated in "
-        f"{time.perf_counter() - start:.2f} s ({_drawn(seed, inputs)}"
+        f"{time.perf_counter() - start:.2f} s ({drawn_from(seed, inputs)}"
         + (", kernels built from their C++ for the host)" if kernels is Kernels.native else ")"))
     report_run(result, trace, stats, handle, seed,
                native=None if kernels is Kernels.native else "--kernels native", inputs=inputs)
@@ -472,6 +453,7 @@ def run_(
     command (aiedsl --help).
     """
     from aiedsl.api import build as build_design
+    from aiedsl.cli.inputs_file import drawn_from, given_arrays  # (numpy: not at start-up)
 
     with _stats_of_an_end(stats, name or Path(design).stem, device):  # the design's own
         handle = load(design, define, device, name)
@@ -488,7 +470,7 @@ def run_(
         check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked "
                         f"({', '.join(given)}{', and the timed run' if iters == 1 else ''})",
                         "run it once (--iters 1, no --warmup)")
-        arrays = _given(handle, inputs, seed)
+        arrays = given_arrays(handle, inputs, seed)
         art = build_design(handle, output=output, mlir_syntax=mlir_syntax.value)
         say(f"built {printable(art.path)}/")
         start = time.perf_counter()
@@ -497,7 +479,7 @@ def run_(
     where = "simulated" if result.target == "sim" else "ran on the NPU"
     native = kernels is Kernels.native and result.target == "sim"
     say(f"{handle.name} on {handle.ir.device}: {where} in "
-        f"{time.perf_counter() - start:.2f} s ({_drawn(seed, inputs)}"
+        f"{time.perf_counter() - start:.2f} s ({drawn_from(seed, inputs)}"
         + (", kernels built from their C++ for the host)" if native else ")"))
     report_run(result, trace if result.target == "sim" else None, stats, handle, seed,
                native=None if native else "--kernels native", inputs=inputs)

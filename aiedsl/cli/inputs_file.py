@@ -26,9 +26,28 @@ from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
 from aiedsl.text import printable
 
-__all__ = ["read_inputs"]
+__all__ = ["drawn_from", "given_arrays", "read_inputs"]
 
 _SAVE = "save the arrays by tensor name with np.savez(FILE, {names})"
+
+
+def given_arrays(handle: Any, inputs: str | None, seed: int) -> list[np.ndarray]:
+    """The arrays of ``--inputs`` for ``handle``'s design, read before anything is built (a
+    refused file builds nothing); none without it. ``--seed`` beside it is refused: each says
+    where the inputs come from."""
+    if inputs is None:
+        return []
+    if seed:
+        raise DesignError("inputs", f"--seed {seed} and --inputs {printable(inputs)} both say "
+                          "where the inputs come from", fix="give one: --seed draws random "
+                          "inputs, --inputs reads them")
+    return read_inputs(inputs, handle.ir, handle.inputs)
+
+
+def drawn_from(seed: int, inputs: str | None) -> str:
+    """Where a run's inputs came from, as its first line says it (``seed 0``, ``inputs
+    x.npz``)."""
+    return f"inputs {printable(inputs)}" if inputs is not None else f"seed {seed}"
 
 
 def read_inputs(path: str, d: Design, order: list[str]) -> list[np.ndarray]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from aiedsl.checks import check_design
-from aiedsl.compare import outputs_summary
+from aiedsl.compare import outputs_summary, run_lines
 from aiedsl.errors import DesignError
 from aiedsl.frozen_gc import older_objects_frozen, remember
 from aiedsl.output_checks import compare_outputs
@@ -73,7 +73,7 @@ class SimResult:
     def lines(self) -> list[str]:
         """What the command line prints of a run: one line per output (a FAIL's wrong elements
         and notes under it), then the timing, indented."""
-        return [c.line() for c in self.checks] + ["  " + t for t in self.timing.lines()]
+        return run_lines(self.checks, self.timing)
 
     def __str__(self) -> str:
         """What ``print(result)`` shows: :meth:`lines`."""
