@@ -12,6 +12,7 @@ import linecache
 import os
 import re
 import sys
+import threading
 from dataclasses import dataclass
 from types import FrameType, TracebackType
 from typing import Any
@@ -182,17 +183,31 @@ def _statement_of_call(frame: FrameType, line: str) -> str:
     return raw[best.col_offset:end].decode(errors="replace")
 
 
+_PARSING = threading.Lock()
+"""Held around each ``ast.parse`` of aiedsl's: CPython 3.11 keeps the depth of the AST it
+builds per interpreter, not per thread, and two threads parsing at once (designs loaded from a
+thread pool, each fifo's name read off its line) failed one with "SystemError: AST
+constructor recursion depth mismatch" (CI)."""
+
+
+def parse_python(source: str, filename: str = "<unknown>", mode: str = "exec") -> Any:
+    """``ast.parse(source, filename, mode)``, one thread at a time (:data:`_PARSING`)."""
+    import ast
+
+    with _PARSING:
+        return ast.parse(source, filename, mode)
+
+
 def _parsed(filename: str) -> Any:
     """The module ``filename`` holds, parsed (``ast.Module``), as it is on disk now; None when
     it cannot be read or parsed. Errors read it, and :func:`assigned_name` for a construct
     given no name on a line of several statements (rare enough to parse the file each time:
     nothing is cached)."""
-    import ast
     source = "".join(source_lines(filename))
     if not source:
         return None
     try:
-        return ast.parse(source, filename)
+        return parse_python(source, filename)
     except (SyntaxError, ValueError):
         return None
 

@@ -17,7 +17,7 @@ from aiedsl.lang.fifo import ObjectFifo
 from aiedsl.lang.local import LocalRef
 from aiedsl.lang.loops import LoopIndex
 from aiedsl.lang.rtp import RtpRef, RtpValue
-from aiedsl.source_loc import source_lines, written_arguments
+from aiedsl.source_loc import parse_python, source_lines, written_arguments
 from aiedsl.values import array_text, as_int, by_type
 
 
@@ -201,7 +201,7 @@ def _assigned_at(made: Acquisition) -> str:
     if not 0 < made.loc.line <= len(lines):
         return "x"
     try:
-        tree = ast.parse(lines[made.loc.line - 1].strip())
+        tree = parse_python(lines[made.loc.line - 1].strip())
     except SyntaxError:  # the call spreads over several lines
         return "x"
     node = tree.body[0] if tree.body else None

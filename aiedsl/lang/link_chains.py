@@ -13,7 +13,7 @@ from __future__ import annotations
 from aiedsl.errors import DesignError
 from aiedsl.ir.types import Dim, TensorType
 from aiedsl.lang.records import FifoRecord, LinkRecord, RuntimeRecord, TransferRecord
-from aiedsl.source_loc import same_scope, written_call
+from aiedsl.source_loc import parse_python, same_scope, written_call
 
 
 def check_links_once(links: list[LinkRecord], runtime: list[RuntimeRecord] | None) -> None:
@@ -226,7 +226,7 @@ def _elements(text: str) -> list[str] | None:
     import ast
 
     try:
-        node = ast.parse(text, mode="eval").body
+        node = parse_python(text, mode="eval").body
     except SyntaxError:
         return None
     if isinstance(node, (ast.List, ast.Tuple)) and not any(
