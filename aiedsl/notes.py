@@ -43,6 +43,7 @@ from typing import Literal
 
 import numpy as np
 
+from aiedsl.distinct import has_repeats
 from aiedsl.dtypes import DType, dtype
 from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg
 from aiedsl.ir.design import Design
@@ -365,7 +366,7 @@ def writes_twice(p: Pattern) -> bool:
     if p.numel > REWRITES_WALKED:
         return False
     idx = first_indices(p, p.numel)
-    return bool(np.unique(idx).size < idx.size)
+    return has_repeats(idx)
 
 
 def _reordered(d: Design, t: Transfer) -> bool:

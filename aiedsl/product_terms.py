@@ -33,6 +33,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from aiedsl.bfp16_allowance import bfp16_operands, bfp16_product, reference_name
+from aiedsl.distinct import distinct
 from aiedsl.tolerances import Terms
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
@@ -86,8 +87,8 @@ def holds_product(got: np.ndarray, a: np.ndarray, b: np.ndarray, rounding: str =
     g = np.asarray(got)
     if g.ndim != 2 or g.shape != (a.shape[0], b.shape[1]):
         return False
-    rows = np.unique(np.linspace(0, g.shape[0] - 1, min(g.shape[0], SAMPLES)).astype(int))
-    cols = np.unique(np.linspace(0, g.shape[1] - 1, min(g.shape[1], SAMPLES)).astype(int))
+    rows = distinct(np.linspace(0, g.shape[0] - 1, min(g.shape[0], SAMPLES)).astype(int))
+    cols = distinct(np.linspace(0, g.shape[1] - 1, min(g.shape[1], SAMPLES)).astype(int))
     A = np.asarray(a[rows], dtype=np.float32)
     B = np.asarray(b[:, cols], dtype=np.float32)
     terms = np.multiply.outer(*term_bounds(A, B))

@@ -29,6 +29,7 @@ from typing import Callable
 import numpy as np
 
 from aiedsl.ir.program import acquires, calls
+from aiedsl.distinct import has_repeats
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import BufferArg
 from aiedsl.ir.design import Design
@@ -245,7 +246,7 @@ def _host_block(rel: np.ndarray, tensor: TensorType, rows: int, cols: int
     """The row-major tile index of each host offset in ``rel`` (from the block's first), when
     they are a ``rows x cols`` block of the host matrix; else None (see :func:`_tile_index`
     for what the host's rows are)."""
-    if np.unique(rel).size != rel.size:
+    if has_repeats(rel):
         return None
     if len(tensor.shape) == 2:
         ld = tensor.shape[1]
