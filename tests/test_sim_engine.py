@@ -18,7 +18,7 @@ from aiedsl.kernels.matmul import matmul_prepared
 from aiedsl.loader import load_design
 from aiedsl.sim import simulate
 from aiedsl.sim.dma import Receive, Send
-from aiedsl.sim.engine import Chunk, Proc
+from aiedsl.sim.processes import Chunk, Proc
 from aiedsl.sim.patterns import _piece_views, pattern_reader, pattern_steps, pattern_writer
 
 PATTERNS = [

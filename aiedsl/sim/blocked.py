@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.runtime import Transfer
-from aiedsl.sim.engine import Proc
+from aiedsl.sim.processes import Proc
 from aiedsl.sim.state import Machine
 
 

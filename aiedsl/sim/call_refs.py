@@ -13,7 +13,7 @@ from aiedsl.ir.cores import Core
 from aiedsl.ir.design import Design
 from aiedsl.ir.reach import Reach
 from aiedsl.ir.runtime import RtpWrite, Transfer
-from aiedsl.sim.engine import Proc
+from aiedsl.sim.processes import Proc
 from aiedsl.sim.state import RtpMemory, SimFault
 
 

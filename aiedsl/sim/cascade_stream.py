@@ -14,7 +14,7 @@ import numpy as np
 from aiedsl.errors import DesignError
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.kernel import Kernel
-from aiedsl.sim.engine import Proc, Request
+from aiedsl.sim.processes import Proc, Request
 from aiedsl.sim.state import CascadeLink, Machine
 from aiedsl.targets.model import CASCADE_BITS
 

@@ -24,7 +24,7 @@ from aiedsl.sim.core_program import CALL as _CALL
 from aiedsl.sim.core_program import LOOP as _LOOP
 from aiedsl.sim.core_program import REL as _REL
 from aiedsl.sim.core_program import End, compile_core
-from aiedsl.sim.engine import PAUSE, Gen, Proc, Request
+from aiedsl.sim.processes import PAUSE, Gen, Proc, Request
 from aiedsl.sim.operands import accumulate, finish_shared, write_back_taken
 from aiedsl.sim.state import CallLimit, Machine, Ring, SimFault
 from aiedsl.user_errors import user_exception

@@ -16,7 +16,7 @@ from aiedsl.sim.call_time import call_body_cycles
 from aiedsl.sim.call_refs import (
     RTP, before_the_call, reference, timed_only, trial_reference,
 )
-from aiedsl.sim.engine import Lock
+from aiedsl.sim.processes import Lock
 from aiedsl.sim.operands import accumulating, accumulating_call, fill_tracking, ring_views
 from aiedsl.sim.state import Machine, Ring
 

@@ -21,7 +21,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from aiedsl.sim.engine import Chunk, Conn, Engine, Lock, Port, Proc
+from aiedsl.sim.engine import Engine
+from aiedsl.sim.processes import Chunk, Conn, Lock, Port, Proc
 
 _ACQ, _GET, _STORE, _SEND, _SENT, _FREE = range(6)
 """Where a channel stands: waiting for a lock (``_ACQ``), the stream (``_GET``) or its receivers

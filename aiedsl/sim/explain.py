@@ -25,7 +25,7 @@ from aiedsl.sim.explain_sync import (
     barrier_fix, barrier_wait, cascade_fix, cascade_wait, set_after_the_wait,
 )
 from aiedsl.sim.depth_fix import end_depth_phrase
-from aiedsl.sim.engine import Proc
+from aiedsl.sim.processes import Proc
 from aiedsl.sim.state import Machine
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from aiedsl.ir.core_ops import Acquire, BarrierWait, Call
 from aiedsl.ir.runtime import SetBarrier, Wait
-from aiedsl.sim.engine import Proc
+from aiedsl.sim.processes import Proc
 from aiedsl.sim.state import Machine
 from aiedsl.sim.blocked import proc_words, runtime_pos, waits_for
 

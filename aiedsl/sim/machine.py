@@ -58,7 +58,8 @@ from aiedsl.ir.types import dims_index
 from aiedsl.place.objectfifo import lower
 from aiedsl.sim.core import run_core
 from aiedsl.sim.dma import Receive, Send
-from aiedsl.sim.engine import Chunk, Conn, Engine, Lock, Port, Proc, WorkQueue
+from aiedsl.sim.engine import Engine
+from aiedsl.sim.processes import Chunk, Conn, Lock, Port, Proc, WorkQueue
 from aiedsl.sim.patterns import dims_gather
 from aiedsl.sim.runtime import run_runtime
 from aiedsl.sim.shim_dma import shim_drain, shim_fill

@@ -11,7 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.ir.core_ops import BufferArg, Call, LocalArg
-from aiedsl.sim.engine import Chunk
+from aiedsl.sim.processes import Chunk
 from aiedsl.sim.state import Ring
 
 

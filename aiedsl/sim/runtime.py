@@ -8,7 +8,7 @@ from bisect import bisect_right
 from aiedsl.checks.task_queues import queue_fix
 from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.sequence import shim_bd_ids
-from aiedsl.sim.engine import PAUSE, Gen, Proc, Token
+from aiedsl.sim.processes import PAUSE, Gen, Proc, Token
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.shim import ShimRtpWrite, ShimSetLock, ShimTransfer, Step, shim_program
 from aiedsl.sim.state import Machine, SimFault

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from aiedsl.sim.engine import Conn, Engine, Gen, Port, Proc, WorkQueue
+from aiedsl.sim.engine import Engine
+from aiedsl.sim.processes import Conn, Gen, Port, Proc, WorkQueue
 from aiedsl.sim.patterns import pattern_reader, pattern_writer
 from aiedsl.sim.state import Machine
 

@@ -19,7 +19,8 @@ import numpy as np
 from aiedsl.dtypes import unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.design import Design
-from aiedsl.sim.engine import Chunk, Conn, Engine, Lock, Proc, WorkQueue
+from aiedsl.sim.engine import Engine
+from aiedsl.sim.processes import Chunk, Conn, Lock, Proc, WorkQueue
 from aiedsl.targets import TargetModel, TimingModel
 
 
@@ -49,7 +50,7 @@ class Ring:
     pending: list[np.ndarray | Chunk | None] | None = None
     """For a core's input ring a DMA fills whole: per buffer, data received but not yet
     written (None when the buffer holds it), or the chunk itself when its gather is deferred
-    (:attr:`aiedsl.sim.engine.Chunk.deferred`). A broadcast puts one element into several cores,
+    (:attr:`aiedsl.sim.processes.Chunk.deferred`). A broadcast puts one element into several cores,
     and cores that share a kernel's operands made from it need not read their own copy: the
     copy is made when something reads the buffer (:class:`aiedsl.sim.operands.LazyViews`)."""
 
