@@ -196,6 +196,17 @@ CASES: list[tuple[str, str, str, str]] = [
          "core[1,0] -> core[2,0], core[2,0] -> core[3,0]",
          '{"src": "core[3,0]", "dst": "core[0,0]"}', "give each herd its cascade direction and "
          f"the cascades it makes; {REBUILD}")),
+    ("roundings on a kernel that sums", "matmul_cascade", 'd["kernels"][1]["roundings"] = 2',
+     msg("matmul_cascade.py:30: ", "kernels[1].roundings: kernel "
+         "'matmul_cascade_put_get_bf16_f32_64x64x64_4x8x4' declares roundings=2, which its "
+         "comparison does not use: it sums into what it writes (an accumulator, a reduction or "
+         "a cascade), whose outputs get a sum's allowance", "roundings= for a kernel whose "
+         "float results each go through that many roundings, without summing", "roundings=2",
+         "leave roundings= out")),
+    ("roundings on an exact kernel", "passthrough", 'd["kernels"][0]["roundings"] = 2',
+     msg("passthrough.py:22: ", f"{KERNEL}.roundings: kernel '{PT}' is declared exact=True and "
+         "roundings=2", "an exact kernel (a copy, relu, max) rounds nothing",
+         "exact=True, roundings=2", "leave one of them out")),
     ("a barrier's initial value of 64", "lb", 'd["barriers"][0]["init"] = 64',
      msg("lb.py:11: ", "barriers[0].init is 64", f"0 to 63 {LOCK}", "64",
          f"give 0 to 63; {REBUILD}")),

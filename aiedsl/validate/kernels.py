@@ -48,6 +48,7 @@ def check_kernel(v: Validator, at: str, k: Any) -> None:
     library_refs`)."""
     from aiedsl.kernels.declare_checks import (
         _cascade_step, _check_cascade_words, _checked_args, _checked_params,
+        check_roundings_apply, checked_roundings,
     )
     from aiedsl.lang.names import (
         check_argument, check_defines, check_entry, check_line, check_name, check_source,
@@ -86,6 +87,8 @@ def check_kernel(v: Validator, at: str, k: Any) -> None:
             k.cascade_out, None)
     v.front(f"{at}.cascade_step", loc, _cascade_step, symbol, k.cascade_step,
             k.cascade_in, k.cascade_out, None)
+    v.front(f"{at}.roundings", loc, checked_roundings, symbol, k.roundings, k.exact, None)
+    v.front(f"{at}.roundings", loc, check_roundings_apply, k, None)
     # the front end writes any function's module:qualname (a library kernel's bound
     # run_reference too); which of them the simulator may import is call_refs's rule
     # (aiedsl.kernels.library_refs), applied where a kernel's reference is looked up
