@@ -213,7 +213,10 @@ def test_bds_no_memtile_can_spare_say_to_lower_depths(design_file: DesignFile) -
         "  d.py:11: la: 7\n"
         "  d.py:15: fo: 7\n"
         "  d.py:15: lo: 7\n"
-        "  fix: lower fifo depths, or use a device with more memtiles than npu1_1col")
+        "  fix: lower fifo depths, or use a device with more memtiles than npu1_1col; here, "
+        "for example: lower the depth of 'fa' (depth=5) or give its memtile end consumer_depth="
+        "{\"memtile\": 5} (d.py:10; 7 buffers now, each taking 2 of the 24 BDs, beside the 14 "
+        "of 'fo' and 'lo')")
     path = design_file('''
         from aiedsl import Tensor, define, design, fifo, herd, i32, loop, runtime
         from aiedsl.kernels import passthrough, zero
@@ -246,7 +249,10 @@ def test_bds_no_memtile_can_spare_say_to_lower_depths(design_file: DesignFile) -
         "  five.py:9: y0: 7\n"
         "  five.py:9: y2: 7\n"
         "  fix: lower fifo depths: aiedsl finds no placement of the links that gives every "
-        "memtile of npu1_2col room for its links' channels, memory and BDs")
+        "memtile of npu1_2col room for its links' channels, memory and BDs; here, for example: "
+        "lower the depth of 'x0' (depth=5) or give its memtile end consumer_depth={\"memtile\": "
+        "5} (five.py:8; 7 buffers now, each taking 2 of the 24 BDs, beside the 14 of 'x2' and "
+        "'y2')")
     assert [tile for *_, tile in links(path, {"N": "4"})] == [(0, 1), (0, 1), (1, 1), (1, 1)]
 
 
@@ -506,12 +512,19 @@ def test_an_out_of_range_pin_names_a_split_once(design_file: DesignFile) -> None
         "  fix: pin column 0")
 
 
+def rewrite(path: Path, old: str, new: str) -> Path:
+    """``path``'s design with ``old`` replaced by ``new`` (once), written back; ``path``."""
+    path.write_text(path.read_text().replace(old, new, 1))
+    return path
+
+
 def test_one_link_over_a_bd_pool_by_itself_is_not_sent_to_a_larger_device(
         design_file: DesignFile) -> None:
     """(a tester) A split whose memtile end holds 7 buffers takes 42 of the even channels' 24
     BDs by itself; beside a join on the same memtile, the error said "use a device with more
     memtiles" (no device has more BDs a channel) at the join's line. It is said at the split,
-    with the depth that fits."""
+    with the depth that fits beside the join's BDs (an IRON user's tester: the depth that fitted
+    the pool alone, 4, failed again)."""
     from aiedsl.errors import DesignError
 
     path = design_file("""
@@ -543,9 +556,17 @@ def test_one_link_over_a_bd_pool_by_itself_is_not_sent_to_a_larger_device(
     assert e.loc is not None and e.loc.line == 8  # the split, not the join (line 10)
     assert e.fix == (
         "one link needs more than the 24 by itself ('a_l2' and 'a_l2_0' and 'a_l2_2'), so no "
-        "other memtile or device would help: lower the depth of 'a_l2' (depth=4) or give its "
-        "memtile end consumer_depth={\"memtile\": 4} (d.py:7; 7 buffers now, each taking 6 of "
-        "the 24 BDs)")
+        "other memtile or device would help: lower the depth of 'a_l2' (depth=3) or give its "
+        "memtile end consumer_depth={\"memtile\": 3} (d.py:7; 7 buffers now, each taking 6 of "
+        "the 24 BDs, beside the 6 of 'b1' and 'b3' and 'b_l2')")
+    with pytest.raises(DesignError) as excinfo:  # over only beside the join: said so too
+        check_design(load_design(rewrite(path, "depth=7", "depth=4")).ir)
+    assert excinfo.value.fix == (
+        "lower fifo depths, or use a device with more memtiles than npu1_1col; here, for "
+        "example: lower the depth of 'a_l2' (depth=3) or give its memtile end consumer_depth="
+        "{\"memtile\": 3} (d.py:7; 4 buffers now, each taking 6 of the 24 BDs, beside the 6 of "
+        "'b1' and 'b3' and 'b_l2')")
+    check_design(load_design(rewrite(path, "depth=4", "depth=3")).ir)
 
 
 def test_a_link_over_its_bds_counts_the_buffers_spilled_to_a_neighbour(

@@ -112,12 +112,20 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                            "help: " + _link_bd_fix(u.memory, uses, pool, repeats))
                 elif over is not None:
                     names = " and ".join(f"'{x.label}'" for x in over)
+                    others = [x for x in uses if x not in over]
                     fix = (f"one link needs more than the {pool} by itself ({names}), so no "
                            "other memtile or device would help: "
-                           + _link_bd_fix(u.memory, over, pool, repeats))
-                    uses = over + [x for x in uses if x not in over]
+                           + _link_bd_fix(u.memory, over, pool, repeats, others))
+                    uses = over + others
                 else:
                     fix = _elsewhere(target)
+                    # the largest link's depth that fits beside the others here: a concrete
+                    # way out where "lower fifo depths" names none (a tester's split at depth 4)
+                    big = max(groups, key=TileUsage.total)
+                    rest = [x for x in uses if x not in big]
+                    fits = _link_bd_fix(u.memory, big, pool, repeats, rest)
+                    if fits != VAGUE:
+                        fix += f"; here, for example: {fits}"
                 _over(u, f"buffer descriptors of {'even' if parity == 0 else 'odd'} channels",
                       f"{pool} (BDs {0 if parity == 0 else 24}-{23 if parity == 0 else 47})",
                       str(n), uses, fix + also(uses, pool),
@@ -144,27 +152,35 @@ def _core_bd_fix(u: TileUsage, end_knobs: dict[tuple[Coord, str], str]) -> str:
             "one buffer, and BD, more than its largest acquire), or move a fifo to another core")
 
 
+VAGUE = "lower the depth the link has here"
+"""What :func:`_link_bd_fix` says when it cannot count the depth that fits."""
+
+
 def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
-                 repeats: dict[str, int]) -> str:
+                 repeats: dict[str, int], others: list[Use] | None = None) -> str:
     """How one memtile link whose buffers' BDs (``uses``, of a pool of ``limit``) overflow its
     channels' pool fits: each buffer takes one BD on each channel that moves it, so the buffers
-    that fit are the pool over the BDs each takes, said the way the design sets their number
-    (found among the tile's ``memory`` uses)."""
+    that fit are what the pool leaves beside the ``others`` on these channels (another link's
+    BDs: a tester's split got a depth that fitted the pool alone, and failed again) over the
+    BDs each takes, said the way the design sets their number (found among the tile's
+    ``memory`` uses)."""
     fifos = {x.fifo for x in uses}
     owner = next((x for x in memory if x.fifo in fifos and x.setter is not None and x.buffers),
                  None)
-    vague = "lower the depth the link has here"
     if owner is None or owner.setter is None or fifos & set(repeats):  # (None: for mypy)
-        return vague
+        return VAGUE
     # every buffer takes its BDs on this memtile's channels, those spilled to a neighbour too
     buffers = owner.in_all or len(owner.buffers)
     per = TileUsage.total(uses) // buffers  # BDs per buffer: one per channel
-    keep = limit // per if per else 0
+    taken = TileUsage.total(others or [])
+    keep = (limit - taken) // per if per else 0
     if keep < 1:
-        return vague
+        return VAGUE
     at = f"{owner.setter.loc.file}:{owner.setter.loc.line}; " if owner.setter.loc else ""
+    beside = (f", beside the {taken} of {' and '.join(f'{x.label!r}' for x in others or [])}"
+              if taken else "")
     return (f"{owner.setter.to(keep)} ({at}{buffers} buffers now, each taking {per} "
-            f"of the {limit} BDs)")
+            f"of the {limit} BDs{beside})")
 
 
 def _repeat_fix(fifo: str, repeat: int, buffers: int, knob: str | None, room: int) -> str:
