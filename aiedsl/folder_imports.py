@@ -31,7 +31,7 @@ import os
 import sys
 import threading
 import types
-from importlib.machinery import PathFinder
+from importlib.machinery import ModuleSpec
 from typing import Any, Mapping, Sequence
 
 from aiedsl.library_code import is_library
@@ -126,7 +126,7 @@ class FolderImports:
         return ours
 
     def _decide(self, top: str) -> bool:
-        spec = PathFinder.find_spec(self.prefix + top, [self.folder])
+        spec = find_spec(self.prefix + top, [self.folder])
         if spec is None:
             return False
         if spec.loader is None:  # a folder without __init__.py: a namespace package's part
@@ -170,15 +170,9 @@ class FolderImports:
                     raise ModuleNotFoundError(
                         f"No module named '{name}'; '{parent}' is not a package", name=name)
                 where = list(path)
-            spec = PathFinder.find_spec(self.prefix + name, where)
+            spec = find_spec(self.prefix + name, where)
             if spec is None:
                 raise ModuleNotFoundError(f"No module named '{name}'", name=name)
-            if spec.loader is None:
-                # a namespace package: its parts as a plain list (importlib's own kind looks
-                # its parent up in sys.modules each time, where ours is not after the load)
-                spec.submodule_search_locations = [
-                    os.path.join(p, child or name) for p in where
-                    if os.path.isdir(os.path.join(p, child or name))]
             module = importlib.util.module_from_spec(spec)
             module.__dict__["__builtins__"] = self.builtins  # its own imports: this load's
             self.modules[name] = module  # before it runs: a cycle of imports meets it, as
@@ -212,3 +206,40 @@ class FolderImports:
                 except ModuleNotFoundError as e:
                     if e.name != f"{name}.{item}":
                         raise
+
+
+def find_spec(name: str, where: Sequence[str]) -> ModuleSpec | None:
+    """The spec of module ``name`` (its last part looked up) in the folders ``where``, as
+    ``PathFinder.find_spec`` finds it, except that a namespace package (a folder without
+    ``__init__.py``) gets its parts as a plain list: importlib's own kind reads its parent's
+    ``__path__`` from ``sys.modules``, and the parent of a folder's module is the design module
+    (no package: a design's ``helpers/`` without ``__init__.py`` failed to import, where
+    ``python design.py`` imports it) or a package that leaves ``sys.modules`` after the load."""
+    parts: list[str] = []
+    for entry in where:
+        finder = _finder(entry)
+        spec = finder.find_spec(name) if finder is not None else None
+        if spec is None:
+            continue
+        if spec.loader is not None:
+            return spec
+        parts += list(spec.submodule_search_locations or [])
+    if not parts:
+        return None
+    spec = ModuleSpec(name, None, is_package=True)
+    spec.submodule_search_locations = parts
+    return spec
+
+
+def _finder(entry: str) -> Any:
+    """The path-entry finder of folder ``entry``, as the import system makes and keeps it
+    (``sys.path_importer_cache``, else the first of ``sys.path_hooks`` that takes it)."""
+    finder = sys.path_importer_cache.get(entry)
+    if finder is not None:
+        return finder
+    for hook in sys.path_hooks:
+        try:
+            return hook(entry)
+        except ImportError:
+            continue
+    return None

@@ -383,6 +383,28 @@ def test_a_package_beside_the_design_imports_its_own_modules(
     assert not [m for m in sys.modules if m.startswith("__aiedsl_design")]
 
 
+def test_a_folder_without_init_beside_the_design_imports_as_python_imports_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """(a CI integrator's tester) ``helpers/`` without ``__init__.py`` (a namespace package, as
+    ``python design.py`` imports it) failed: "module '__aiedsl_design_0__' has no attribute
+    '__path__'", taken for the user's mistake. Its modules import, a sub-folder's too, and
+    each load gets its own."""
+    for folder, factor in (("A", 2), ("B", 3)):
+        sub = tmp_path / folder / "helpers" / "deep"
+        sub.mkdir(parents=True)
+        (sub.parent / "refs.py").write_text(f"FACTOR = {factor}\n")
+        (sub / "more.py").write_text("from helpers.refs import FACTOR\nTWICE = 2 * FACTOR\n")
+        (tmp_path / folder / "d.py").write_text(textwrap.dedent(f"""\
+            from helpers.refs import FACTOR
+            import helpers.deep.more
+            assert FACTOR == {factor} and helpers.deep.more.TWICE == {2 * factor}
+            """) + textwrap.dedent(TWO_FIFOS))
+    monkeypatch.chdir(tmp_path)
+    assert load_design(tmp_path / "A" / "d.py").name == "d"
+    assert load_design(tmp_path / "B" / "d.py").name == "d"
+    assert not [m for m in sys.modules if m.startswith("__aiedsl_design")]
+
+
 def test_a_helper_module_defines_dataclasses_with_string_annotations(
         design_file: DesignFile) -> None:
     """dataclasses looks a class's module up in sys.modules to read a string annotation: a
