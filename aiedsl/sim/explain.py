@@ -37,6 +37,10 @@ class Deadlock(DesignError):
     problem matcher to jump to."""
 
     exit_code = 3
+    chain: list[str]
+    """The wait-for chain, a line per waiter (as the message lists them)."""
+    first_loc: Loc | None = None
+    """The first design line the chain names (also :attr:`loc`)."""
     full_fifo: str | None = None
     """The fifo the fix asks more depth of, when a cycle is its cause and one depth is given to
     every end of it (:mod:`aiedsl.sim.depth_fix` then finds how much)."""
@@ -368,8 +372,8 @@ def explain(m: Machine) -> Deadlock:
     err.full_fifo = depth_fifo
     err.full_end = depth_end
     err.depth_if_found = depth_fifo is not None and cycle and p is m.runtime
-    err.chain = lines  # type: ignore[attr-defined]
-    err.first_loc = first_loc  # type: ignore[attr-defined]
+    err.chain = lines
+    err.first_loc = first_loc
     err.message = summary + "\n" + "\n".join(lines)
     err.args = (err.render(),)
     return err
