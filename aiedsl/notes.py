@@ -45,6 +45,7 @@ import numpy as np
 
 from aiedsl.distinct import has_repeats
 from aiedsl.dtypes import DType, dtype
+from aiedsl.errors import counted
 from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.loc import Loc
@@ -128,6 +129,36 @@ def buffer_count_notes(d: Design) -> list[str]:
                    f"buffer{'s' if e.size > 1 else ''}, not the {p.depth} of its depth: across "
                    "a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the "
                    f"core acquires at once plus one; {fix}")
+    return out
+
+
+def forward_depth_notes(d: Design) -> list[str]:
+    """``aiedsl check``'s line for each memtile forward given a depth of its own (``f.forward(
+    depth=7)``) whose memtile buffers are its input's: a 1-to-1 link's buffers are its larger
+    side's, the input's on a tie (``createObjectFifoElements``;
+    :func:`aiedsl.place.objectfifo.buffer_owner`), so the depth counts at the memtile nowhere
+    (an IRON user's tester read ``forward(depth=7)`` as seven buffers there; the core ends have
+    :func:`buffer_count_notes`)."""
+    from aiedsl.place.objectfifo import buffer_owner
+
+    out = []
+    for link in d.links:
+        if link.kind != "forward" or link.via != "memtile":
+            continue
+        owner, port = buffer_owner(d, link)
+        src, dst = d.fifo(link.srcs[0]), d.fifo(link.dsts[0])
+        if port != "consume" or owner != src.name:
+            continue
+        has = next(c for c in src.consumers if c.is_link_end).depth
+        given = dst.producer.depth
+        if given in (has, src.producer.depth):  # the same, or forward()'s default: its input's
+            continue
+        out.append(f"{link.loc}: note: forward '{dst.name}' depth={given} gives the memtile no "
+                   f"buffers: it moves '{dst.name}' through the {counted(has, 'buffer')} of "
+                   f"'{src.name}' there (a forward's buffers are its larger side's, its "
+                   "input's on a tie: mlir-aie's createObjectFifoElements); "
+                   f'consumer_depth={{"memtile": {given}}} on \'{src.name}\' gives the memtile '
+                   f"{given}")
     return out
 
 

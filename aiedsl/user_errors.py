@@ -7,6 +7,7 @@ keyword of MLIR-AIR or IRON that aiedsl spells otherwise).
 
 from __future__ import annotations
 
+import linecache
 import os
 import re
 from types import FrameType, TracebackType
@@ -26,11 +27,40 @@ def raised_by_user(e: BaseException) -> bool:
     return not isinstance(e, (KeyboardInterrupt, GeneratorExit, DesignError))
 
 
+def aiedsls_own(e: BaseException) -> bool:
+    """Is ``e``, caught where aiedsl ran the user's code, aiedsl's own failure rather than a
+    mistake of the user's? It is when the innermost line of its traceback that is aiedsl's or
+    the user's is aiedsl's, below the line that caught it, and not a ``raise``: there aiedsl
+    failed (a KeyError of its own, an assert, numpy refusing what aiedsl passed it). A
+    ``raise`` is aiedsl refusing what the user passed it in Python's own terms
+    (``dtype("x")``'s KeyError), a user's line is the user's code failing, and the catching
+    line itself calls the user's code (a reference that is numpy's own ``np.linalg.inv``)."""
+    first = last = e.__traceback__
+    tb = e.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith(PACKAGE_DIR + os.sep) or is_users(name):
+            last = tb
+        tb = tb.tb_next
+    if last is None or last is first or \
+            not last.tb_frame.f_code.co_filename.startswith(PACKAGE_DIR + os.sep):
+        return False
+    line = linecache.getline(last.tb_frame.f_code.co_filename, last.tb_lineno)
+    return not line.lstrip().startswith("raise")
+
+
 def user_exception(e: BaseException, what: str, fallback: Loc | None = None) -> "DesignError":
     """A DesignError for exception ``e`` raised by user code while aiedsl ran ``what``, at the
     user's line; raised ``from e``, so a Python caller has the whole traceback as its
     ``__cause__`` (the command line says ``AIEDSL_TRACEBACK=1`` prints it:
-    :func:`command_line_text`)."""
+    :func:`command_line_text`).
+
+    ``e`` itself is raised again when it is aiedsl's own failure (:func:`aiedsls_own`): a
+    report of the user's "python error", with a fix at the user's line, sent them looking for a
+    mistake in code that has none; the command line says it is aiedsl's (``error
+    [internal]``, exit 70), and which line of the user's led there."""
+    if aiedsls_own(e):
+        raise e
     if isinstance(e, SystemExit):
         code = "" if e.code is None else repr(e.code)
         return DesignError(

@@ -3928,19 +3928,30 @@ def test_a_forward_takes_the_consumer_depth_its_note_asks_for(design_file: Desig
         'xin = fifo(Tensor[256, i32], name="xin", depth=4)',
         'xl2 = fifo(Tensor[256, i32], name="xl2")\n'
         '        xin = xl2.forward(name="xin", depth=4)').replace("rt.fill(xin", "rt.fill(xl2"))
-
+    memtile = ("d.py:6: note: forward 'xin' depth=4 gives the memtile no buffers: it moves "
+               "'xin' through the 2 buffers of 'xl2' there (a forward's buffers are its larger "
+               "side's, its input's on a tie: mlir-aie's createObjectFifoElements); "
+               "consumer_depth={\"memtile\": 4} on 'xl2' gives the memtile 4")
 
     assert _check_notes(path) == [
+        memtile,
         "d.py:6: note: fifo 'xin' gives core[0,0]'s end 2 buffers, not the 4 of its depth: "
         "across a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the core "
         "acquires at once plus one; consumer_depth={\"core[0,0]\": 4} gives it 4"]
     path.write_text(path.read_text().replace(
         'depth=4)', 'depth=4, consumer_depth={"core[0,0]": 4})'))
-    assert _check_notes(path) == []
+    assert _check_notes(path) == [memtile]
     from aiedsl.codegen.mlir import render_mlir
 
     placed, _ = check_design(load_design(path).ir)
     assert "aie.objectfifo @xin(%tile_0_1, {%tile_0_2}, [4, 4])" in render_mlir(
+        placed, get_target(placed.device))
+    # (an IRON user's tester) the memtile's buffers are xl2's: its note's fix gives it 4
+    path.write_text(path.read_text().replace(
+        'name="xl2")', 'name="xl2", consumer_depth={"memtile": 4})'))
+    assert _check_notes(path) == []
+    placed, _ = check_design(load_design(path).ir)
+    assert "aie.objectfifo @xl2(%tile_0_0, {%tile_0_1}, [2, 4])" in render_mlir(
         placed, get_target(placed.device))
 
 

@@ -77,6 +77,36 @@ def test_aiedsls_own_failure_is_one_error_with_its_own_exit_code(tmp_path: Path)
     assert "wrote \\u65e5\\u672c/: " in r.stdout
 
 
+
+def test_aiedsls_own_failure_while_loading_a_design_is_not_the_users_python_error(
+        tmp_path: Path) -> None:
+    """An exception of aiedsl's own code while a design loaded (here loop()'s, made to fail)
+    was the user's "python error" at their line, "fix the code at this line": the user looked
+    for a mistake in a line that has none. It is aiedsl's failure, naming the line that led
+    there; from Python, the exception itself (not a DesignError)."""
+    design = tmp_path / "passthrough.py"
+    design.write_bytes((ROOT / "designs" / "passthrough.py").read_bytes())
+    failing = ("import sys, functools, operator, aiedsl.lang.loops\n"
+               "aiedsl.lang.loops.caller_loc = functools.partial(operator.getitem, {}, 'x')\n"
+               "sys.argv = ['aiedsl', 'check', 'passthrough.py']\n"
+               "from aiedsl.cli.entry import run\n"
+               "run()\n")
+    r = subprocess.run([sys.executable, "-c", failing], capture_output=True, text=True,
+                       cwd=tmp_path, env={**os.environ, "COLUMNS": "80"})
+    assert r.returncode == 70
+    assert r.stderr.splitlines()[0] == (
+        "error [internal]: aiedsl failed: KeyError: 'x' (in a call from passthrough.py:26)")
+    python = ("import functools, operator, aiedsl.lang.loops\n"
+              "from aiedsl.loader import load_design\n"
+              "aiedsl.lang.loops.caller_loc = functools.partial(operator.getitem, {}, 'x')\n"
+              "try:\n"
+              "    load_design('passthrough.py')\n"
+              "except Exception as e:\n"
+              "    print(type(e).__name__, e)\n")
+    r = subprocess.run([sys.executable, "-c", python], capture_output=True, text=True,
+                       cwd=tmp_path)
+    assert r.stdout == "KeyError 'x'\n", r.stderr
+
 # -- version and help -----------------------------------------------------------------------------
 
 def test_version() -> None:
@@ -703,6 +733,68 @@ def test_an_interrupted_run_writes_its_stats_file_in_place_of_the_last_runs(
         "passed": False, "error": {"exit_code": code, "rule": "interrupted",
                                    "message": f"stopped by {by} before it ended",
                                    "file": None, "line": None}}
+
+
+STOPPED_AT_START = """
+import os, signal, sys
+STOP = sys.argv.pop(1)
+
+class Stop:  # the stop lands while the command line loads PART
+    def find_spec(self, name, path=None, target=None):
+        if name == PART:
+            if STOP == "SIGTERM":
+                os.kill(os.getpid(), signal.SIGTERM)  # as a CI job's timeout sends it
+            raise KeyboardInterrupt
+        return None
+
+sys.meta_path.insert(0, Stop())
+from aiedsl.cli.entry import run
+run()
+"""
+
+
+@pytest.mark.parametrize("part", ["aiedsl.cli.process", "aiedsl.api"])
+@pytest.mark.parametrize("stop, code, by", [("Ctrl-C", 130, "Ctrl-C (SIGINT)"),
+                                            ("SIGTERM", 143, "SIGTERM")])
+def test_a_run_stopped_while_the_command_line_loads_writes_its_stats_file_too(
+        tmp_path: Path, part: str, stop: str, code: int, by: str) -> None:
+    """(a CI integrator's tester) Stopped 0.3 s in, while the command line loaded its parts
+    (aiedsl.cli.process, then a command's own imports), a run left the previous run's stats
+    file, "passed": true, in place, though it exited 130 (SIGTERM then killed it: 143)."""
+    stats = tmp_path / "s.json"
+    design = str(ROOT / "designs" / "passthrough.py")
+    assert aiedsl("sim", design, "--stats", str(stats)).returncode == 0
+    assert json.loads(stats.read_text())["passed"] is True
+    r = subprocess.run([sys.executable, "-c", STOPPED_AT_START.replace("PART", repr(part)),
+                        stop, "sim", "--seed", "3", design, "--stats", str(stats)],
+                       capture_output=True, text=True)
+    assert (r.returncode, r.stderr) == (code, "aborted\n")
+    assert json.loads(stats.read_text()) == {
+        "generator": f"aiedsl {__version__}", "design": "passthrough", "device": None,
+        "passed": False, "error": {"exit_code": code, "rule": "interrupted",
+                                   "message": f"stopped by {by} before it ended",
+                                   "file": None, "line": None}}
+
+
+def test_a_stop_replaces_only_an_aiedsl_stats_file_that_says_no_stop(tmp_path: Path) -> None:
+    from aiedsl.cli.stopped_stats import interrupted_stats, replace_with_stopped, stats_words
+
+    assert stats_words(["--version"]) == ("", None, None, None)
+    assert stats_words(["run", "-DN=8", "--device", "npu2", "-h", "d.py", "--stats", "s"]) == (
+        "run", "d.py", "s", "npu2")
+    stopped = interrupted_stats("d", None, None)
+    theirs = tmp_path / "theirs.json"
+    theirs.write_text('{"passed": true}\n')
+    replace_with_stopped(str(theirs), stopped)
+    replace_with_stopped(str(tmp_path / "missing.json"), stopped)
+    assert theirs.read_text() == '{"passed": true}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["theirs.json"]
+    ours = tmp_path / "ours.json"
+    ours.write_text(json.dumps({"generator": "aiedsl 0", "design": "e", "passed": True}))
+    replace_with_stopped(str(ours), stopped)
+    assert json.loads(ours.read_text()) == stopped
+    replace_with_stopped(str(ours), interrupted_stats("other", None, 15))  # says a stop: kept
+    assert json.loads(ours.read_text()) == stopped
 
 
 def test_ctrl_c_wrapped_by_pydantics_serializer_still_aborts(

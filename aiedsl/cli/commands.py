@@ -244,7 +244,8 @@ def check(
     from aiedsl.checks import check_design
     from aiedsl.checks.kernels import check_uncalled_sources
     from aiedsl.kernels.cases import uncalled_kernels
-    from aiedsl.notes import buffer_count_notes, design_notes, note_lines
+    from aiedsl.notes import (buffer_count_notes, design_notes, forward_depth_notes,
+                              note_lines)
     from aiedsl.sim.hang_run import hang_run
     from aiedsl.targets import get_target
 
@@ -257,7 +258,7 @@ def check(
     say(hang.line())
     for line in note_lines(design_notes(placed)):
         say(line)
-    for line in buffer_count_notes(placed):
+    for line in forward_depth_notes(placed) + buffer_count_notes(placed):
         say(line)
     say(f"{handle.name}: all checks pass on {placed.device}{hang.covered()}")
 
@@ -400,13 +401,14 @@ def sim(
     Exit codes: 0 PASS, 1 FAIL, 2 design error, 3 deadlock or hang, 4 no host compiler for
     --kernels native, and those of every command (aiedsl --help).
     """
-    from aiedsl.api import build as build_design
-    from aiedsl.cli.inputs_file import drawn_from, given_arrays  # (numpy: not at start-up)
+    # the design's own name and device once it is loaded; the imports too (a stop there)
+    with _stats_of_an_end(stats, name or Path(design).stem, device) as end:
+        from aiedsl.api import build as build_design
+        from aiedsl.cli.inputs_file import drawn_from, given_arrays  # (numpy: not at start-up)
 
-    with _stats_of_an_end(stats, name or Path(design).stem, device):  # the design's own
         handle = load(design, define, device, name)
-    _check_stats(stats, handle.name, trace)
-    with _stats_of_an_end(stats, handle.name, handle.ir.device):
+        end.update(design=handle.name, device=handle.ir.device)
+        _check_stats(stats, handle.name, trace)
         arrays = given_arrays(handle, inputs, seed)
         art = build_design(handle, write=False)
         start = time.perf_counter()
@@ -452,21 +454,21 @@ def run_(
     5 a tool failed, 75 another build is writing the output directory, and those of every
     command (aiedsl --help).
     """
-    from aiedsl.api import build as build_design
-    from aiedsl.cli.inputs_file import drawn_from, given_arrays  # (numpy: not at start-up)
+    # the design's own name and device once it is loaded; the imports too (a stop there)
+    with _stats_of_an_end(stats, name or Path(design).stem, device) as end:
+        from aiedsl.api import build as build_design
+        from aiedsl.cli.inputs_file import drawn_from, given_arrays  # (numpy: not at start-up)
+        from aiedsl.sim.options import check_runs_once
 
-    with _stats_of_an_end(stats, name or Path(design).stem, device):  # the design's own
         handle = load(design, define, device, name)
-    if trace and target is not Target.npu:
-        from aiedsl.sim.trace import check_trace
+        end.update(design=handle.name, device=handle.ir.device)
+        if trace and target is not Target.npu:
+            from aiedsl.sim.trace import check_trace
 
-        check_trace(trace, handle.name)  # before building: a refused trace writes nothing
-    _check_stats(stats, handle.name, trace)
-    from aiedsl.sim.options import check_runs_once
-
-    # before building, in the command line's words (run() says it in Python's)
-    given = [f"--iters {iters}"] * (iters != 1) + [f"--warmup {warmup}"] * (warmup > 0)
-    with _stats_of_an_end(stats, handle.name, handle.ir.device):
+            check_trace(trace, handle.name)  # before building: a refused trace writes nothing
+        _check_stats(stats, handle.name, trace)
+        # before building, in the command line's words (run() says it in Python's)
+        given = [f"--iters {iters}"] * (iters != 1) + [f"--warmup {warmup}"] * (warmup > 0)
         check_runs_once(handle.ir, iters + warmup, f"{iters + warmup} runs were asked "
                         f"({', '.join(given)}{', and the timed run' if iters == 1 else ''})",
                         "run it once (--iters 1, no --warmup)")
@@ -487,34 +489,41 @@ def run_(
 
 @contextlib.contextmanager
 def _stats_of_an_end(stats: Optional[str], design: str,
-                     device: Optional[str]) -> Iterator[None]:
+                     device: Optional[str]) -> Iterator[dict[str, Any]]:
     """Around the work of a ``sim`` or ``run`` given ``--stats``: an error that ends it (exit 2
     to 5), or an interrupt (Ctrl-C, SIGTERM: a CI job's timeout), writes the file saying so,
     in place of an earlier run's (a CI tester's dashboard read the last run's "passed": true
     after a hang). A file aiedsl may not write (not its own, or refused already) is left
-    alone, and the error itself is said."""
+    alone, and the error itself is said. It gives the ``design`` and ``device`` the file will
+    name, for the work to update once it knows the design's own."""
     from aiedsl.errors import DesignError
 
+    end: dict[str, Any] = {"design": design, "device": device}
     try:
-        yield
+        yield end
     except DesignError as e:
         if stats and e.rule != "output file":  # (a refused file is not written after all)
             from aiedsl.cli.run_stats import failure_stats, write_stats
 
             try:
-                write_stats(failure_stats(e, design, device), stats)
+                write_stats(failure_stats(e, end["design"], end["device"]), stats)
             except (DesignError, OSError):
                 pass
         raise
     except KeyboardInterrupt as e:
         if stats:
-            from aiedsl.cli.run_stats import interrupted_stats, write_stats
+            from aiedsl.cli.stopped_stats import interrupted_stats, replace_with_stopped
 
+            said = interrupted_stats(end["design"], end["device"],
+                                     e.signal if isinstance(e, Stopped) else None)
             try:
-                write_stats(interrupted_stats(
-                    design, device, e.signal if isinstance(e, Stopped) else None), stats)
-            except (DesignError, OSError, KeyboardInterrupt):
+                from aiedsl.cli.run_stats import write_stats
+
+                write_stats(said, stats)
+            except KeyboardInterrupt:
                 pass
+            except Exception:  # (an import it stopped may have left numpy half made)
+                replace_with_stopped(stats, said)
         raise
 
 

@@ -123,8 +123,14 @@ def internal_error_text(e: BaseException) -> str:
     >>> internal_error_text(KeyError("x")).splitlines()[0]
     "error [internal]: aiedsl failed: KeyError: 'x'"
     """
+    from aiedsl.source_loc import user_line
+
     said = str(e).strip().splitlines()
     what = f"{type(e).__name__}: {said[0]}" if said else type(e).__name__
+    at = user_line(e.__traceback__)
+    if at is not None and not at.file.startswith("<"):  # a design's line led there: what
+        # to change to go round it meanwhile (a command's code has a file; "-c" code is no design)
+        what += f" (in a call from {at.file}:{at.line})"
     return (f"error [internal]: aiedsl failed: {what}\n"
             "  fix: this is a failure of aiedsl itself (or of its environment: a locale that "
             "cannot print a path, a full disk), not a mistake in the design; "
@@ -142,6 +148,14 @@ def _traceback(e: BaseException) -> str:
     if text.endswith(only):
         text = text[:-len(only)]
     return text + f"{type(e).__module__}.{type(e).__qualname__}:\n"
+
+
+def _stopped_stats(argv: Optional[List[str]], stop: "_Stop") -> None:
+    """The ``--stats`` file of a ``sim`` or ``run`` stopped before its command's work wrote it
+    (:mod:`aiedsl.cli.stopped_stats`): while the command line loaded its parts."""
+    from aiedsl.cli.stopped_stats import write_stopped_stats
+
+    write_stopped_stats(sys.argv[1:] if argv is None else argv, stop.signal)
 
 
 def _aborted() -> None:
@@ -320,9 +334,12 @@ def main(argv: Optional[List[str]] = None) -> None:
                        complete_var=_NO_COMPLETION)
         except typer.Abort as e:
             _aborted()
+            if isinstance(e.__context__, KeyboardInterrupt):
+                _stopped_stats(argv, stop)
             sys.exit(stop.exit_code() if isinstance(e.__context__, KeyboardInterrupt) else 1)
         except KeyboardInterrupt:
             _aborted()
+            _stopped_stats(argv, stop)
             sys.exit(stop.exit_code())
         except OSError as e:
             if not _from_echo(e) and not _stdout_failing():
@@ -334,6 +351,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         except Exception as e:
             if _interrupted(e):
                 _aborted()
+                _stopped_stats(argv, stop)
                 sys.exit(stop.exit_code())
             if isinstance(e, _click_class("ClickException")):
                 sys.exit(_usage_error(e))
@@ -360,6 +378,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
             # returns as a code instead of raising: no aiedsl command exits 130 by itself.
             _aborted()
+            _stopped_stats(argv, stop)
             code = stop.exit_code()
         if isinstance(code, int) and code:
             sys.exit(code)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aiedsl.cli.stopped_stats import is_aiedsl_stats
 from aiedsl.compare import OutputCheck
 from aiedsl.errors import DesignError, exit_code_of
 from aiedsl.sim.summary import Timing
@@ -29,8 +29,6 @@ from aiedsl.version import __version__
 if TYPE_CHECKING:
     from aiedsl.run_result import Measured, RunResult
 
-HEAD = re.compile(r'\{\s*"generator": "aiedsl ')
-"""How a stats file aiedsl wrote begins."""
 
 
 def _number(x: float) -> float | str:
@@ -126,26 +124,6 @@ def failure_stats(e: DesignError, design: str, device: str | None) -> dict[str, 
             "error": {"exit_code": exit_code_of(e), "rule": e.rule, "message": e.message,
                       "file": loc.file if loc is not None else None,
                       "line": loc.line if loc is not None else None}}
-
-
-def interrupted_stats(design: str, device: str | None, signal: int | None) -> dict[str, Any]:
-    """The stats document of a run stopped by Ctrl-C (``signal`` None) or by ``signal``
-    (SIGTERM, SIGHUP) before it had results: ``passed`` false and an ``error`` of rule
-    ``interrupted``, so that an earlier run's file does not stand for it (a CI job's timeout
-    left the last run's "passed": true)."""
-    import signal as signals
-
-    name = "Ctrl-C (SIGINT)" if signal is None else signals.Signals(signal).name
-    return {"generator": f"aiedsl {__version__}", "design": design, "device": device,
-            "passed": False,
-            "error": {"exit_code": 130 if signal is None else 128 + signal,
-                      "rule": "interrupted", "message": f"stopped by {name} before it ended",
-                      "file": None, "line": None}}
-
-
-def is_aiedsl_stats(head: str) -> bool:
-    """Was this stats file (its first characters) written by aiedsl?"""
-    return HEAD.match(head) is not None
 
 
 def check_stats(path: str | Path, design: str) -> None:
