@@ -390,6 +390,17 @@ FOREIGN_KEYWORDS: dict[str, tuple[tuple[str, ...], str]] = {
                 "stride), ...]"),
     "indices": (("channel", "consume", "produce"), "a channel's index goes in brackets: "
                 "c[x, y].consume()"),
+    "via_DMA": (("fifo",), "IRON's via_DMA= has no counterpart: as mlir-aie lowers a fifo, "
+                "one between neighbouring cores (one consumer, not linked) is in shared memory, "
+                "and a layout on either end (dims_to_stream=, dims_from_stream=) moves it by DMA"),
+    "init_values": (("fifo",), "IRON's init_values= has no counterpart: a fifo's buffers start "
+                    "empty; a core's own buffer with initial values is local(T, initial=v)"),
+    "aie_stream": (("fifo",), "IRON's aie_stream= has no counterpart: every fifo moves through "
+                   "buffers, locks and DMAs (or shared memory)"),
+    "disable_synchronization": (("fifo",), "IRON's disable_synchronization= has no "
+                                "counterpart: every fifo end takes and gives its locks"),
+    "obj_type": (("forward",), "IRON's forward(obj_type=T) is f.forward(T): the new fifo's "
+                 "element, its first argument"),
 }
 """Keywords of MLIR-AIR and IRON calls that aiedsl spells otherwise: the aiedsl calls a porter
 writes them on, and how aiedsl spells them (the README's "Coming from" tables). The fix of the

@@ -795,6 +795,29 @@ def test_an_air_users_first_spelling_is_answered_in_aiedsls(
     assert str(e.value) == message
 
 
+@pytest.mark.parametrize("keyword, fix", [
+    ("via_DMA=True", "IRON's via_DMA= has no counterpart: as mlir-aie lowers a fifo, one between "
+     "neighbouring cores (one consumer, not linked) is in shared memory, and a layout on either "
+     "end (dims_to_stream=, dims_from_stream=) moves it by DMA"),
+    ("init_values=[0]", "IRON's init_values= has no counterpart: a fifo's buffers start empty; a "
+     "core's own buffer with initial values is local(T, initial=v)"),
+])
+def test_an_iron_users_fifo_keyword_is_answered(design_file: DesignFile, keyword: str,
+                                                fix: str) -> None:
+    """(an IRON user's tester) ObjectFifo's via_DMA= got the bare TypeError's list of fifo()'s
+    keywords."""
+    path = design_file(f'''
+        from aiedsl import Tensor, design, fifo, i32
+
+        @design(device="npu1_1col")
+        def d(a: Tensor[128, i32]):
+            x = fifo(Tensor[128, i32], {keyword})
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert e.value.fix == fix
+
+
 def test_per_dimension_offsets_are_answered_with_the_linear_one(design_file: DesignFile) -> None:
     """MLIR-AIR's offsets=[o0, o1] written as a pattern's offset: the fix gives the linear
     offset that means the same (8 * 48 + 16 * 1 = 400)."""
@@ -822,6 +845,37 @@ def test_per_dimension_offsets_are_answered_with_the_linear_one(design_file: Des
         "  fix: write (offset, [sizes...], [strides...]) outermost first, in elements, or use "
         "tiles(...); the offset is one linear element offset: the sum of each dimension's offset "
         "times its stride (here 400)")
+
+
+def test_a_pattern_of_five_dimensions_says_the_four_a_bd_walks(design_file: DesignFile) -> None:
+    """(an IRON user's tester) Five sizes and five strides were refused as not (offset, sizes,
+    strides) at all, its limit the form's ("ints: an offset, then as many sizes as strides")."""
+    path = design_file('''
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+
+        @design(device="npu1_1col")
+        def five(a: Tensor[2, 8, 64, i32]):
+            x = fifo(Tensor[1024, i32])
+
+            @herd()
+            def core():
+                with x.consume() as t:
+                    pass
+
+            with runtime() as rt:
+                rt.fill(x, a, (0, [1, 2, 8, 2, 32], [0, 512, 64, 32, 1]))
+        ''')
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value) == (
+        "d.py:13: error [dma pattern]: pattern (0, [1, 2, 8, 2, 32], [0, 512, 64, 32, 1]) has 5 "
+        "dimensions\n"
+        "  limit: 1 to 4 dimensions (a shim BD's: npu_dma_memcpy_nd takes four sizes and four "
+        "strides)\n"
+        "  found: 5 dimensions\n"
+        "  fix: merge a dimension into the next inner one where its stride is that one's size "
+        "times stride (sizes [b, a], strides [a * s, s] are sizes [a * b], strides [s]), or split "
+        "the transfer in several")
 
 
 def test_a_users_own_function_with_an_air_keyword_keeps_the_plain_fix(

@@ -294,6 +294,15 @@ def to_pattern(spec: PatternSpec, tensor: HostTensorRef, loc: Loc) -> Pattern:
         given_offset, given_sizes, given_strides = spec
         # numpy's integers too (np.int64(0)), as plain ints: the pattern is written as given
         offset, sizes, strides = as_int(given_offset), _ints(given_sizes), _ints(given_strides)
+        if offset is not None and sizes is not None and strides is not None and \
+                len(sizes) == len(strides) > 4:  # well formed, but more than a shim BD walks
+            raise DesignError(
+                "dma pattern", f"pattern {shown(spec)} has {len(sizes)} dimensions",
+                loc=loc, limit="1 to 4 dimensions (a shim BD's: npu_dma_memcpy_nd takes four "
+                "sizes and four strides)", found=f"{len(sizes)} dimensions",
+                fix="merge a dimension into the next inner one where its stride is that "
+                "one's size times stride (sizes [b, a], strides [a * s, s] are sizes [a * b], "
+                "strides [s]), or split the transfer in several")
         if offset is None or sizes is None or strides is None or len(sizes) != len(strides) \
                 or not 1 <= len(sizes) <= 4:
             raise ValueError
