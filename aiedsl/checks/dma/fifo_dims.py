@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from aiedsl.checks.dma.bds import _inner, _link_of, _max_index, _walk_max
 from aiedsl.checks.dma.dims import _check_dims, _fail
+from aiedsl.distinct import has_repeats
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Endpoint, Fifo
 from aiedsl.ir.loc import Loc
-from aiedsl.ir.types import Dim
+from aiedsl.ir.types import Dim, dims_index
 from aiedsl.targets import TargetModel
 
 
@@ -121,9 +122,19 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
     if written >= numel:
         steps = ("the element's outer steps" if bds == [(0, numel)] else
                  "a part's outer steps")
+        outer = min(n for _, n in bds) // inner
+        fix = f"make the outermost size {outer} ({steps})"
+        grown = (Dim(size=outer, stride=dims[0].stride), *dims[1:])
+        order = dims_index(grown, numel) if _max_index(grown) < numel else None
+        if bds == [(0, numel)] and order is not None and has_repeats(order):
+            # in bounds, but reading elements twice (an IRON user's tester followed the size,
+            # and the kernel-layout check refused the walk next): the strides are what is wrong
+            fix = (f"fix the strides: with the outermost size {outer} ({steps}) the walk stays "
+                   f"inside the element but reads some of its elements twice "
+                   f"({_shown(grown)}): give strides that step to each element once")
         _fail(loc, where, f"every address inside the {numel}-element buffer, with every size as "
-              "written (mlir-aie's DMABDOp::verify)", f"address {written} ({shown})",
-              f"make the outermost size {min(n for _, n in bds) // inner} ({steps})", related)
+              "written (mlir-aie's DMABDOp::verify)", f"address {written} ({shown})", fix,
+              related)
 
 
 def _check_wrapped_outer(where: str, dims: tuple[Dim, ...], bds: list[tuple[int, int]],
