@@ -61,10 +61,12 @@ _WHERE = {
     "tiles": "aiedsl.lang.tiles",
     "Tensor": "aiedsl.lang.tensor",
     **dict.fromkeys(("Artifacts", "RunResult", "build"), "aiedsl.api"),
+    "DirectoryBusy": "aiedsl.builddir.lock",
 }
 
 __all__ = [
-    "Artifacts", "Buffer", "Channel", "Deadlock", "DesignError", "DesignHandle", "ObjectFifo",
+    "Artifacts", "Buffer", "Channel", "Deadlock", "DesignError", "DesignHandle", "DirectoryBusy",
+    "ObjectFifo",
     "RunResult", "SimResult", "Tensor", "Timing", "ToolchainError", "__version__", "barrier",
     "bf16", "build", "channel", "coretile", "define", "design", "f32", "fifo", "gemm_runtime",
     "herd", "i8", "i16", "i32", "join", "load_design", "load_json", "local", "loop", "memtile",
@@ -73,6 +75,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # what the lazy names are, for type checkers and editors
     from aiedsl.api import Artifacts, RunResult, build
+    from aiedsl.builddir.lock import DirectoryBusy
     from aiedsl.dtypes import bf16, f32, i8, i16, i32, u8, u16, u32
     from aiedsl.errors import DesignError, ToolchainError
     from aiedsl.lang.buffer import Buffer

@@ -98,6 +98,15 @@ class Artifacts:
         return (f"Artifacts({self.design.name} on {self.design.device}, {where}"
                 f"{', compiled' if self.compiled is not None else ''})")
 
+    @property
+    def notes(self) -> list[str]:
+        """The notes ``aiedsl check`` prints of this design, a line each (``file:line: note:
+        ...``): what is legal but often a mistake (a host tensor's bytes read as another type,
+        a depth that counts nowhere), for a CI that holds notes as errors."""
+        from aiedsl.notes import check_notes
+
+        return check_notes(self.design)
+
     def compile(self, tools: Tools | None = None, progress: Progress | None = None) -> Compiled:
         """Run Peano and aiecc (or find their outputs cached); raises when they are missing."""
         return self._compile(tools, progress)

@@ -107,6 +107,14 @@ def note_lines(notes: list[Note]) -> list[str]:
     return list(dict.fromkeys(n.line() for n in notes))
 
 
+def check_notes(d: Design) -> list[str]:
+    """Every note ``aiedsl check`` prints for placed design ``d``, a line each: what is legal
+    but often a mistake (:func:`design_notes`), a forward's depth the memtile does not use
+    (:func:`forward_depth_notes`) and a core end given fewer buffers than its depth
+    (:func:`buffer_count_notes`). From Python, ``aiedsl.build(...).notes``."""
+    return (note_lines(design_notes(d)) + forward_depth_notes(d) + buffer_count_notes(d))
+
+
 def buffer_count_notes(d: Design) -> list[str]:
     """``aiedsl check``'s line for each core end of a DMA fifo (placed design ``d``) that gets
     fewer buffers than its depth asks: with one depth for the whole fifo, mlir-aie gives such

@@ -3949,6 +3949,9 @@ def test_a_forward_takes_the_consumer_depth_its_note_asks_for(design_file: Desig
         "d.py:6: note: fifo 'xin' gives core[0,0]'s end 2 buffers, not the 4 of its depth: "
         "across a DMA, mlir-aie sizes a core's end of a fifo of one depth at the most the core "
         "acquires at once plus one; consumer_depth={\"core[0,0]\": 4} gives it 4"]
+    import aiedsl  # (a CI integrator's tester: the notes were the command line's text alone)
+
+    assert aiedsl.build(path, write=False).notes == _check_notes(path)
     path.write_text(path.read_text().replace(
         'depth=4)', 'depth=4, consumer_depth={"core[0,0]": 4})'))
     assert _check_notes(path) == [memtile]

@@ -244,8 +244,7 @@ def check(
     from aiedsl.checks import check_design
     from aiedsl.checks.kernels import check_uncalled_sources
     from aiedsl.kernels.cases import uncalled_kernels
-    from aiedsl.notes import (buffer_count_notes, design_notes, forward_depth_notes,
-                              note_lines)
+    from aiedsl.notes import check_notes
     from aiedsl.sim.hang_run import hang_run
     from aiedsl.targets import get_target
 
@@ -256,9 +255,7 @@ def check(
     hang = hang_run(handle.ir, placed, handle.kernels, whole=whole_run)
     print_usage(placed, usage)
     say(hang.line())
-    for line in note_lines(design_notes(placed)):
-        say(line)
-    for line in forward_depth_notes(placed) + buffer_count_notes(placed):
+    for line in check_notes(placed):
         say(line)
     say(f"{handle.name}: all checks pass on {placed.device}{hang.covered()}")
 
