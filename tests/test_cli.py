@@ -937,6 +937,14 @@ def test_stats_are_strict_json_of_what_sim_prints(tmp_path: Path) -> None:
     again = aiedsl("sim", "designs/gemm_bf16.py", "-D", "M=256", "-D", "K=128", "-D", "N=256",
                    "--stats", str(path))
     assert again.returncode == 0 and path.read_text() == text  # its own file: replaced, same
+    # from Python, a simulate() result gives the same document (a CI integrator's tester)
+    import aiedsl as api
+    from aiedsl.cli.run_stats import run_stats
+
+    handle = api.load_design(ROOT / "designs" / "gemm_bf16.py", {"M": 256, "K": 128, "N": 256})
+    made = run_stats(api.simulate(handle), "gemm_bf16", "npu1", seed=0, kernels="reference")
+    assert json.loads(json.dumps({**made, "why": stats["why"]}, allow_nan=False)) == stats
+    assert made["why"] == "aiedsl.simulate() runs the simulator"
     mine = tmp_path / "mine.json"
     mine.write_text("{}")
     refused = aiedsl("sim", "designs/passthrough.py", "--stats", str(mine))

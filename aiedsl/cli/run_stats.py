@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from aiedsl.cli.stopped_stats import is_aiedsl_stats
 from aiedsl.compare import OutputCheck
 from aiedsl.errors import DesignError, exit_code_of
+from aiedsl.sim import SimResult
 from aiedsl.sim.summary import Timing
 from aiedsl.version import __version__
 
@@ -90,19 +91,22 @@ def _measured(t: Measured) -> dict[str, Any]:
             "warmup": t.warmup, "ops": t.ops, "gops": t.gops}
 
 
-def run_stats(result: RunResult, design: str, device: str, *, seed: int,
+def run_stats(result: RunResult | SimResult, design: str, device: str, *, seed: int | None,
               kernels: str | None = None, inputs: str | None = None) -> dict[str, Any]:
     """The stats document of ``result``, a run of ``design`` on ``device`` with inputs of
     ``seed``, or of the file ``inputs`` (``--inputs``; ``seed`` is then null): what ran it
     (``target``, ``why``; for a simulation ``kernels``, ``"reference"`` or ``"native"``: what
     computed the kernel calls), whether it passed, each output's comparison, each kernel call
     that differs from its kernel's reference (``calls``, when there are any) and the timing
-    (``timing.kind``: ``"simulated"`` or ``"measured"``)."""
+    (``timing.kind``: ``"simulated"`` or ``"measured"``). ``result`` may be what
+    :func:`aiedsl.simulate` returns, too (a CI integrator's tester: it had no target)."""
     timing = result.timing
+    target, why = (result.target, result.why) if not isinstance(result, SimResult) else (
+        "sim", "aiedsl.simulate() runs the simulator")
     drawn: dict[str, Any] = {"seed": seed} if inputs is None else {"seed": None,
                                                                     "inputs": inputs}
     return {"generator": f"aiedsl {__version__}", "design": design, "device": device,
-            "target": result.target, "why": result.why,
+            "target": target, "why": why,
             **({"kernels": kernels} if kernels is not None else {}), **drawn,
             "passed": result.passed,
             "outputs": [_output(c) for c in result.checks if not c.call],
