@@ -173,6 +173,12 @@ class FolderImports:
             spec = find_spec(self.prefix + name, where)
             if spec is None:
                 raise ModuleNotFoundError(f"No module named '{name}'", name=name)
+            if spec.loader is None and above is None:
+                # a namespace package spans every folder of the import path that has a part
+                # of it, as Python joins them (a reviewer: one on PYTHONPATH was left out)
+                parts = list(spec.submodule_search_locations or [])
+                spec.submodule_search_locations = parts + [
+                    p for p in _namespace_parts(name) if p not in parts]
             module = importlib.util.module_from_spec(spec)
             module.__dict__["__builtins__"] = self.builtins  # its own imports: this load's
             self.modules[name] = module  # before it runs: a cycle of imports meets it, as
@@ -243,3 +249,12 @@ def _finder(entry: str) -> Any:
         except ImportError:
             continue
     return None
+
+
+def _namespace_parts(name: str) -> list[str]:
+    """The folders of top-level namespace package ``name`` on the import path
+    (``sys.path``); none when ``name`` is a module or a package there."""
+    found = find_spec(name, [p or os.getcwd() for p in sys.path])
+    if found is None or found.loader is not None:
+        return []
+    return list(found.submodule_search_locations or [])

@@ -27,14 +27,23 @@ def raised_by_user(e: BaseException) -> bool:
     return not isinstance(e, (KeyboardInterrupt, GeneratorExit, DesignError))
 
 
+OWN_FAILURES = (AssertionError, AttributeError, KeyError, NameError)
+"""The exceptions that say aiedsl's own code is wrong where its line raises them (an assert, a
+name or attribute or key it has not), whatever the user passed. A ValueError, a TypeError, an
+IndexError of numpy's under an aiedsl helper the user called (``srs(x, 2, np.float32)``,
+``to_bfp16(x, axis=2)`` in a reference) is the user's value refused: a reviewer's find."""
+
+
 def aiedsls_own(e: BaseException) -> bool:
     """Is ``e``, caught where aiedsl ran the user's code, aiedsl's own failure rather than a
-    mistake of the user's? It is when the innermost line of its traceback that is aiedsl's or
-    the user's is aiedsl's, below the line that caught it, and not a ``raise``: there aiedsl
-    failed (a KeyError of its own, an assert, numpy refusing what aiedsl passed it). A
-    ``raise`` is aiedsl refusing what the user passed it in Python's own terms
-    (``dtype("x")``'s KeyError), a user's line is the user's code failing, and the catching
-    line itself calls the user's code (a reference that is numpy's own ``np.linalg.inv``)."""
+    mistake of the user's? It is when it is one of :data:`OWN_FAILURES` and the innermost line
+    of its traceback that is aiedsl's or the user's is aiedsl's, below the line that caught
+    it, and not a ``raise``. A ``raise`` is aiedsl refusing what the user passed it in
+    Python's own terms (``dtype("x")``'s KeyError), a user's line is the user's code failing,
+    and the catching line itself calls the user's code (a reference that is numpy's own
+    ``np.linalg.inv``)."""
+    if not isinstance(e, OWN_FAILURES):
+        return False
     first = last = e.__traceback__
     tb = e.__traceback__
     while tb is not None:

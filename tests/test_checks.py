@@ -3559,15 +3559,16 @@ def test_dma_dims_sizes_as_written_stay_inside(design_file: DesignFile,
         )
 
 
-def test_a_walk_out_of_bounds_whose_smaller_size_reads_twice_is_told_to_fix_its_strides(
+def test_a_walk_out_of_bounds_whose_smaller_size_reads_twice_says_so(
         design_file: DesignFile) -> None:
     """(an IRON user's tester) "make the outermost size 8" gave a walk inside the buffer that
-    reads elements twice, which the kernel-layout check refused next: the strides are wrong."""
+    reads elements twice, which the kernel-layout check refused next: the fix says so, and
+    that the strides are wrong unless a sliding window is meant (a reviewer: one is legal)."""
     path = _tile(design_file, [(16, 256), (16, 4), (4, 64), (8, 1)], on="memtile", n=4096)
     assert check_error(path).splitlines()[-1] == (
-        "  fix: fix the strides: with the outermost size 8 (the element's outer steps) the walk "
-        "stays inside the element but reads some of its elements twice ([(8, 256), (16, 4), "
-        "(4, 64), (8, 1)]): give strides that step to each element once")
+        "  fix: make the outermost size 8 (the element's outer steps); that walk reads some "
+        "elements twice ([(8, 256), (16, 4), (4, 64), (8, 1)]), as a sliding window means to: "
+        "for a layout of each element once, fix the strides")
 
 
 def test_a_sliding_window_reads_only_what_it_holds(design_file: DesignFile) -> None:

@@ -781,7 +781,8 @@ def test_a_stop_replaces_only_an_aiedsl_stats_file_that_says_no_stop(tmp_path: P
 
     assert stats_words(["--version"]) == ("", None, None, None)
     assert stats_words(["run", "-DN=8", "--device", "npu2", "-h", "d.py", "--stats", "s"]) == (
-        "run", "d.py", "s", "npu2")
+        "run", "d", "s", "npu2")
+    assert stats_words(["sim", "x/d.py", "--name", "other"])[1] == "other"
     stopped = interrupted_stats("d", None, None)
     theirs = tmp_path / "theirs.json"
     theirs.write_text('{"passed": true}\n')
@@ -795,6 +796,19 @@ def test_a_stop_replaces_only_an_aiedsl_stats_file_that_says_no_stop(tmp_path: P
     assert json.loads(ours.read_text()) == stopped
     replace_with_stopped(str(ours), interrupted_stats("other", None, 15))  # says a stop: kept
     assert json.loads(ours.read_text()) == stopped
+    umask = os.umask(0)
+    os.umask(umask)
+    assert ours.stat().st_mode & 0o777 == 0o666 & ~umask  # (mkstemp's 0600: a reviewer)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ours.json", "theirs.json"]
+    if hasattr(os, "mkfifo"):  # a pipe to a reader, whose end aiedsl holds: never read
+        import threading
+
+        os.mkfifo(tmp_path / "pipe")
+        done = threading.Thread(target=replace_with_stopped, args=(str(tmp_path / "pipe"),
+                                                                   stopped), daemon=True)
+        done.start()
+        done.join(10)
+        assert not done.is_alive()
 
 
 def test_ctrl_c_wrapped_by_pydantics_serializer_still_aborts(

@@ -873,9 +873,9 @@ def test_a_pattern_of_five_dimensions_says_the_four_a_bd_walks(design_file: Desi
         "  limit: 1 to 4 dimensions (a shim BD's: npu_dma_memcpy_nd takes four sizes and four "
         "strides)\n"
         "  found: 5 dimensions\n"
-        "  fix: merge a dimension into the next inner one where its stride is that one's size "
-        "times stride (sizes [b, a], strides [a * s, s] are sizes [a * b], strides [s]), or split "
-        "the transfer in several")
+        "  fix: leave out a dimension of size 1, merge a dimension into the next inner one "
+        "where its stride is that one's size times stride (sizes [b, a], strides [a * s, s] are "
+        "sizes [a * b], strides [s]), or split the transfer in several")
 
 
 def test_a_users_own_function_with_an_air_keyword_keeps_the_plain_fix(

@@ -403,6 +403,14 @@ def test_a_folder_without_init_beside_the_design_imports_as_python_imports_it(
     assert load_design(tmp_path / "A" / "d.py").name == "d"
     assert load_design(tmp_path / "B" / "d.py").name == "d"
     assert not [m for m in sys.modules if m.startswith("__aiedsl_design")]
+    # a part of the namespace elsewhere on the import path joins it, as Python joins them
+    # (a reviewer: it was left out)
+    (tmp_path / "lib" / "helpers").mkdir(parents=True)
+    (tmp_path / "lib" / "helpers" / "shared.py").write_text("SHARED = 7\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "lib"))
+    path = tmp_path / "A" / "d.py"
+    path.write_text("from helpers.shared import SHARED\nassert SHARED == 7\n" + path.read_text())
+    assert load_design(path).name == "d"
 
 
 def test_a_helper_module_defines_dataclasses_with_string_annotations(

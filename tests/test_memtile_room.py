@@ -569,6 +569,43 @@ def test_one_link_over_a_bd_pool_by_itself_is_not_sent_to_a_larger_device(
     check_design(load_design(rewrite(path, "depth=4", "depth=3")).ir)
 
 
+def test_links_that_fill_the_bd_pool_between_them_are_told_to_shrink_both(
+        design_file: DesignFile) -> None:
+    """(a reviewer) A join taking all 24 BDs beside a split that needs 42: no depth of the split
+    fits, and the fix said only "lower the depth the link has here"."""
+    path = design_file("""
+        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def sj(A: Tensor[8192, i32], B: Tensor[8192, i32]):
+            a_l2 = fifo(Tensor[2048, i32], depth=7)
+            a_l1 = a_l2.split(4, depth=1)
+            b_l1 = [fifo(Tensor[512, i32], name=f"b{i}", depth=1) for i in range(4)]
+            b_l2 = join(b_l1, depth=4)
+            copy = passthrough(Tensor[512, i32])
+
+            @herd(rows=4)
+            def core(x, y):
+                for _ in loop(4):
+                    with a_l1[y].consume() as s, b_l1[y].produce() as d:
+                        copy(s, d)
+
+            with runtime() as rt:
+                rt.fill(a_l2, A)
+                rt.drain(b_l2, B)
+        """)
+    with pytest.raises(DesignError) as excinfo:
+        check_design(load_design(path).ir)
+    assert excinfo.value.fix == (
+        "one link needs more than the 24 by itself ('a_l2' and 'a_l2_0' and 'a_l2_2'), so no "
+        "other memtile or device would help: lower both the buffers of 'a_l2' (d.py:6; 7 now, "
+        "each taking 6 of the 24 BDs: 4 at most) and those of 'b1' and 'b3' and 'b_l2', which "
+        "take 24 of the 24 by themselves, until together they take 24 or fewer")
+    check_design(load_design(rewrite(rewrite(path, "depth=7", "depth=2"), "depth=4)",
+                                     "depth=2)")).ir)
+
+
 def test_a_link_over_its_bds_counts_the_buffers_spilled_to_a_neighbour(
         design_file: DesignFile) -> None:
     """(an npu2 tester) 40 buffers of 16 KB, some of them in a neighbour's memory, take 80 BDs of

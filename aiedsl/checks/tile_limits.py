@@ -174,11 +174,17 @@ def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
     per = TileUsage.total(uses) // buffers  # BDs per buffer: one per channel
     taken = TileUsage.total(others or [])
     keep = (limit - taken) // per if per else 0
-    if keep < 1:
+    alone = limit // per if per else 0
+    if alone < 1:
         return VAGUE
     at = f"{owner.setter.loc.file}:{owner.setter.loc.line}; " if owner.setter.loc else ""
-    beside = (f", beside the {taken} of {' and '.join(f'{x.label!r}' for x in others or [])}"
-              if taken else "")
+    names = " and ".join(f"{x.label!r}" for x in others or [])
+    if keep < 1:  # the others fill the pool by themselves: both must give some back
+        return (f"lower both the buffers of '{owner.fifo}' ({at}{buffers} now, each taking "
+                f"{per} of the {limit} BDs: {alone} at most) and those of {names}, which take "
+                f"{taken} of the {limit} by themselves, until together they take {limit} or "
+                "fewer")
+    beside = f", beside the {taken} of {names}" if taken else ""
     return (f"{owner.setter.to(keep)} ({at}{buffers} buffers now, each taking {per} "
             f"of the {limit} BDs{beside})")
 

@@ -11,7 +11,7 @@ that is no option's (the design), ``--stats``'s file and ``--device``. Every opt
 and ``run`` takes a value but ``-h``/``--help``.
 
 >>> stats_words(["sim", "-D", "N=8", "d.py", "--stats=s.json"])
-('sim', 'd.py', 's.json', None)
+('sim', 'd', 's.json', None)
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
+import secrets
+import stat
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -52,11 +53,12 @@ def interrupted_stats(design: str, device: str | None, signal: int | None) -> di
 
 def stats_words(argv: Sequence[str]) -> tuple[str, Optional[str], Optional[str], Optional[str]]:
     """``(command, design, stats file, device)`` of the command line ``argv`` (without the
-    program's name); None for what it does not give."""
+    program's name); None for what it does not give. The design is ``--name``'s when given (as
+    the command names it), else its file's stem."""
     words = list(argv)
     at = next((i for i, w in enumerate(words) if not w.startswith("-")), len(words))
     command = words[at] if at < len(words) else ""  # after the program's flags (--version)
-    design = stats = device = None
+    design = stats = device = name = None
     i = at + 1
     while i < len(words):
         word = words[i]
@@ -76,8 +78,10 @@ def stats_words(argv: Sequence[str]) -> tuple[str, Optional[str], Optional[str],
             stats = value
         elif option == "--device":
             device = value
+        elif option == "--name":
+            name = value
         i += 1
-    return command, design, stats, device
+    return command, name or (Path(design).stem if design else None), stats, device
 
 
 def write_stopped_stats(argv: Sequence[str], signal: Optional[int]) -> None:
@@ -86,26 +90,35 @@ def write_stopped_stats(argv: Sequence[str], signal: Optional[int]) -> None:
     so already (the command's own words, with the design's name and device)."""
     command, design, stats, device = stats_words(argv)
     if command in ("sim", "run") and stats:
-        replace_with_stopped(stats, interrupted_stats(
-            Path(design).stem if design else "", device, signal))
+        replace_with_stopped(stats, interrupted_stats(design or "", device, signal))
 
 
 def replace_with_stopped(path: str, stats: dict[str, Any]) -> None:
     """Replace the aiedsl stats file at ``path`` with ``stats`` (an interrupted run's), in one
     rename; a file that is not aiedsl's, or already says a stop, is left as it is, and so is a
-    missing one (no earlier run's stands for this one). Nothing is said when it cannot be
-    done: the stop is."""
+    missing one (no earlier run's stands for this one) and anything but a plain file (a pipe
+    to a reader, whose end aiedsl itself holds: reading it waited forever, a reviewer's find).
+    Nothing is said when it cannot be done: the stop is."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-        if not is_aiedsl_stats(text[:200]) or _says_stopped(text):
+        real = os.path.realpath(path)
+        if not stat.S_ISREG(os.stat(real).st_mode):
             return
-        folder = os.path.dirname(os.path.realpath(path))
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=".aiedsl-stats-", suffix=".tmp")
+        with open(real, encoding="utf-8") as f:
+            if not is_aiedsl_stats(f.read(200)):
+                return
+            f.seek(0)
+            if _says_stopped(f.read()):
+                return
+        # created as a plain write creates (0666 less the umask), as aiedsl.files.new_temp
+        # does: mkstemp's 0600 made the file private (a reviewer); that module needs numpy
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        temp = os.path.join(os.path.dirname(real),
+                            f".{os.path.basename(real)}.{secrets.token_hex(4)}.aiedsl-tmp")
+        fd = os.open(temp, flags, 0o666)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(json.dumps(stats, indent=1) + "\n")
-            os.replace(temp, os.path.realpath(path))
+            os.replace(temp, real)
         except BaseException:
             os.unlink(temp)
             raise

@@ -300,9 +300,9 @@ def to_pattern(spec: PatternSpec, tensor: HostTensorRef, loc: Loc) -> Pattern:
                 "dma pattern", f"pattern {shown(spec)} has {len(sizes)} dimensions",
                 loc=loc, limit="1 to 4 dimensions (a shim BD's: npu_dma_memcpy_nd takes four "
                 "sizes and four strides)", found=f"{len(sizes)} dimensions",
-                fix="merge a dimension into the next inner one where its stride is that "
-                "one's size times stride (sizes [b, a], strides [a * s, s] are sizes [a * b], "
-                "strides [s]), or split the transfer in several")
+                fix="leave out a dimension of size 1, merge a dimension into the next inner "
+                "one where its stride is that one's size times stride (sizes [b, a], strides "
+                "[a * s, s] are sizes [a * b], strides [s]), or split the transfer in several")
         if offset is None or sizes is None or strides is None or len(sizes) != len(strides) \
                 or not 1 <= len(sizes) <= 4:
             raise ValueError

@@ -127,11 +127,11 @@ def _check_fifo_dims(f: Fifo, e: Endpoint, what: str, target: TargetModel, buffe
         grown = (Dim(size=outer, stride=dims[0].stride), *dims[1:])
         order = dims_index(grown, numel) if _max_index(grown) < numel else None
         if bds == [(0, numel)] and order is not None and has_repeats(order):
-            # in bounds, but reading elements twice (an IRON user's tester followed the size,
-            # and the kernel-layout check refused the walk next): the strides are what is wrong
-            fix = (f"fix the strides: with the outermost size {outer} ({steps}) the walk stays "
-                   f"inside the element but reads some of its elements twice "
-                   f"({_shown(grown)}): give strides that step to each element once")
+            # in bounds, but reading elements twice: right for a sliding window, which reads
+            # them so (a reviewer), wrong for a layout, whose kernel check then refuses it (an
+            # IRON user's tester followed the size there)
+            fix += (f"; that walk reads some elements twice ({_shown(grown)}), as a sliding "
+                    "window means to: for a layout of each element once, fix the strides")
         _fail(loc, where, f"every address inside the {numel}-element buffer, with every size as "
               "written (mlir-aie's DMABDOp::verify)", f"address {written} ({shown})", fix,
               related)
