@@ -66,18 +66,29 @@ class SingleBuffered:
     there (None: it fits)."""
     needed: int = 0
     """Bytes of the second buffer."""
+    also: tuple[tuple[str, str], ...] = ()
+    """The core's other ends with one buffer, ``(fifo, port)``: the overlap needs a second
+    buffer at each (a tester deepened the one end named and saved 7%, not the 42% said;
+    both together saved 42%)."""
 
     def clause(self) -> str:
         """The summary's words for it."""
-        text = (f"{self.core} and its transfers take turns at '{self.fifo}' ({self.port}), an "
-                "end with one buffer: ")
+        ends = [f"'{self.fifo}' ({self.port})"] + [f"'{f}' ({p})" for f, p in self.also]
+        text = (f"{self.core} and its transfers take turns at {_listed(ends)}, "
+                + ("ends with one buffer each: " if self.also else "an end with one buffer: "))
+        if self.free is not None and self.also:
+            return text + (f"a second buffer at each would overlap up to {self.overlap:.0%} of "
+                           f"the run, but one at '{self.fifo}' ({self.needed:,} B) does not fit "
+                           f"({self.free:,} B free in the core); smaller elements would make "
+                           "room")
         if self.free is not None:
             return text + (f"a second ({self.needed:,} B) would overlap up to "
                            f"{self.overlap:.0%} of the run but does not fit ({self.free:,} B "
                            "free in the core); smaller elements would make room")
         both = (f" with '{self.memtile}' on the memtile, which has one buffer too"
                 if self.memtile else "")
-        return text + (f"a second buffer (depth=2){both} could overlap up to "
+        each = " at each" if self.also else ""
+        return text + (f"a second buffer (depth=2){each}{both} could overlap up to "
                        f"{self.overlap:.0%} of the run")
 
 
@@ -231,6 +242,10 @@ class Bottleneck:
     resent: bool = False
     """For a shim channel filling a fifo: its fills read more elements than their tensors hold,
     so some go more than once."""
+    channels_full: str = ""
+    """For a shim channel: the device's name when every shim channel of its direction there is
+    in use already, so more channels take a device with more columns ("" otherwise: a
+    tester was told to spread a copy over more channels with none left)."""
     few_elements: tuple[int, int] = (0, 0)
     """For a shim channel filling a fifo with :data:`FEW_ELEMENTS` or fewer elements: how many,
     and the bytes of each ((0, 0) otherwise)."""
@@ -315,10 +330,17 @@ class Bottleneck:
             moved = self.direction_bytes or self.dram_bytes
             once = 0 < moved <= self.host_bytes
             tensors = "fills" if verb == "reads" else "drains"
+            times = moved / self.host_bytes if self.host_bytes else 0.0
             help_ = (f"each byte of the tensors the runtime {tensors} moves once, so reuse on "
                      "chip has nothing to save: fewer bytes (a narrower type) would need less"
-                     if once else "reuse data on chip (larger tiles, memtile staging) to need "
-                     "less, if the design moves any twice")
+                     if once else
+                     # (a tester: memtile staging along K read as much; larger tiles less)
+                     f"the tensors the runtime {tensors} ({self.host_bytes / 1e6:.2f} MB) move "
+                     f"{times:.1f} times over: reuse on chip would need less (larger tiles "
+                     "make fewer passes over the other operand; a memtile can send what it "
+                     "holds more than once, repeat=)" if times else
+                     "reuse data on chip (larger tiles, memtile staging) to need less, if the "
+                     "design moves any twice")
             return (f"DRAM: the shims' host-memory {verb} ({moved / 1e6:.2f} MB {noun}) are "
                     f"busy {self.utilisation:.0%} of the time at "
                     f"{self.dram_bytes_per_s / 1e9:g} GB/s; {help_}" + self._issuing()
@@ -349,7 +371,9 @@ class Bottleneck:
                          "" if self.receiver_room else
                          ": a second buffer there (depth=2) would let the two overlap"))
         else:
-            ways = ["spread its traffic over more channels"]
+            ways = ["spread its traffic over more channels" + (
+                f" (every shim channel of {self.channels_full} that way is in use already: a "
+                "device with more columns has more)" if self.channels_full else "")]
             count, size = self.few_elements
             if count and self.utilisation < 0.9:
                 ways.insert(0, f"send smaller elements (it moves {count} of {size:,} B: the "
