@@ -351,10 +351,11 @@ class Bottleneck:
                                          ("barrier sets", self.barrier_sets)) if n)
             help_ = ("fewer, longer transfers (each task covering more of a tensor) would help"
                      if not self.one_task_each else
+                     # (fewer columns issue fewer tasks, but a tester found each column's
+                     # DMAs then slower by far more, in every case tried: not offered)
                      "each tensor already moves in one task per direction per shim column: "
-                     "more work per invocation spreads the fixed cost thinner; by the per-task "
-                     "cost the model fits (its least certain figure), fewer columns would also "
-                     "issue fewer tasks, if their DMAs keep up" if self.over_columns
+                     "more work per invocation spreads the fixed cost thinner"
+                     if self.over_columns
                      else "each tensor already moves in one task per direction: a fixed cost, "
                      "which more work per invocation spreads thinner")
             return (f"runtime: issuing the {what} one by one takes "
