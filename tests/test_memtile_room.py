@@ -597,11 +597,11 @@ def test_links_that_fill_the_bd_pool_between_them_are_told_to_shrink_both(
         """)
     with pytest.raises(DesignError) as excinfo:
         check_design(load_design(path).ir)
-    assert excinfo.value.fix == (
+    assert excinfo.value.fix == (  # (the join's own depth, not its parts': a reviewer)
         "one link needs more than the 24 by itself ('a_l2' and 'a_l2_0' and 'a_l2_2'), so no "
-        "other memtile or device would help: lower both the buffers of 'a_l2' (d.py:6; 7 now, "
-        "each taking 6 of the 24 BDs: 4 at most) and those of 'b1' and 'b3' and 'b_l2', which "
-        "take 24 of the 24 by themselves, until together they take 24 or fewer")
+        "other memtile or device would help: lower the depth of 'a_l2' (depth=2) or give its "
+        "memtile end consumer_depth={\"memtile\": 2}, and give the join that makes 'b_l2' "
+        "depth=2: 24 of the 24 BDs together (7 and 4 buffers now, taking 6 and 6 BDs each)")
     check_design(load_design(rewrite(rewrite(path, "depth=7", "depth=2"), "depth=4)",
                                      "depth=2)")).ir)
 

@@ -249,8 +249,8 @@ def test_a_second_buffer_that_does_not_fit_is_not_offered(
     slow = simulate(load_design(path, {"DEPTH": "1", "CYC": "8000"})).timing
     assert "core[0,0] and its transfers take turns at 'in_l3' (consume) and 'out_l3' " \
         "(produce), ends with one buffer each: a second buffer at each would overlap up to 47% " \
-        "of the run, but one at 'in_l3' (24,576 B) does not fit (15,360 B free in the core); " \
-        "smaller elements would make room" in slow.bottleneck.sentence()
+        "of the run, but they (49,152 B) do not fit (15,360 B free in the core); smaller " \
+        "elements would make room" in slow.bottleneck.sentence()
     assert "depth=2" not in t.bottleneck.sentence() + slow.bottleneck.sentence()
     # data-movement bound, with the core computing the least it may (128 cycles: its 4 KB of stores
     # at the 32 bytes a cycle an npu1 core stores)
@@ -403,8 +403,15 @@ def test_a_dram_bottleneck_says_the_issuing_and_offers_no_reuse_when_nothing_mov
         # memtile staging along K read as much)
         "DRAM: the shims' host-memory reads (8.39 MB read) are busy 79% of the time at 15 GB/s; "
         "the tensors the runtime fills (4.19 MB) move 2.0 times over: reuse on chip would need "
-        "less (larger tiles make fewer passes over the other operand; a memtile can send what "
-        "it holds more than once, repeat=)")
+        "less (a memtile can send what it holds more than once, repeat=; in a product, larger "
+        "tiles make fewer passes over the other operand)")
+    written = Bottleneck("dram", "DRAM write", 0.79, 0, 15e9, direction_bytes=4_210_000,
+                         host_bytes=4_194_304)
+    assert written.sentence() == (  # (a reviewer: a read's advice was given for writes, and
+        # a few bytes over once read "1.0 times")
+        "DRAM: the shims' host-memory writes (4.21 MB written) are busy 79% of the time at "
+        "15 GB/s; the tensors the runtime drains (4.19 MB) move 1.00 times over: writing each "
+        "byte once would need less")
 
 
 def test_a_channel_moving_few_large_elements_is_told_to_send_smaller_ones() -> None:

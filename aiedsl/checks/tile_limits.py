@@ -180,6 +180,9 @@ def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
     at = f"{owner.setter.loc.file}:{owner.setter.loc.line}; " if owner.setter.loc else ""
     names = " and ".join(f"{x.label!r}" for x in others or [])
     if keep < 1:  # the others fill the pool by themselves: both must give some back
+        both = _both_fit(memory, owner, buffers, per, others or [], limit)
+        if both is not None:
+            return both
         return (f"lower both the buffers of '{owner.fifo}' ({at}{buffers} now, each taking "
                 f"{per} of the {limit} BDs: {alone} at most) and those of {names}, which take "
                 f"{taken} of the {limit} by themselves, until together they take {limit} or "
@@ -187,6 +190,35 @@ def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
     beside = f", beside the {taken} of {names}" if taken else ""
     return (f"{owner.setter.to(keep)} ({at}{buffers} buffers now, each taking {per} "
             f"of the {limit} BDs{beside})")
+
+
+def _both_fit(memory: list[Use], owner: Use, buffers: int, per: int, others: list[Use],
+              limit: int) -> str | None:
+    """Buffer counts for link ``owner`` (``buffers`` now, ``per`` BDs each) and for the one
+    other link whose BDs (``others``) fill the pool beside it, that together fit ``limit``,
+    the fewest taken from each alike, said the way the design sets them (a reviewer: the fix
+    named the join's parts, which have no setting, not the join's depth); None when the others
+    are not one link with a setter."""
+    fifos = {x.fifo for x in others}
+    other = next((x for x in memory if x.fifo in fifos and x.setter is not None and x.buffers),
+                 None)
+    if other is None or other.setter is None or owner.setter is None:
+        return None
+    theirs = other.in_all or len(other.buffers)
+    each = TileUsage.total(others) // theirs if theirs else 0
+    if each < 1:
+        return None
+    fits = [(a, (limit - a * per) // each) for a in range(1, buffers)
+            if (limit - a * per) // each >= 1]
+    if not fits:
+        return None
+    a, b = max(fits, key=lambda ab: (min(ab[0], min(ab[1], theirs)), ab[0]))
+    b = min(b, theirs - 1) if b >= theirs else b
+    if b < 1:
+        return None
+    return (f"{owner.setter.to(a)}, and {other.setter.to(b)}: {a * per + b * each} of the "
+            f"{limit} BDs together ({buffers} and {theirs} buffers now, taking {per} and {each} "
+            "BDs each)")
 
 
 def _repeat_fix(fifo: str, repeat: int, buffers: int, knob: str | None, room: int) -> str:
