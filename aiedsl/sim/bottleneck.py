@@ -382,7 +382,8 @@ class Bottleneck:
                      "element waits for the one before to be taken away" + (
                          "" if self.receiver_room else
                          f": a second buffer there and at the core's {_listed(also)}, which "
-                         "has one too (depth=2 each), would let them overlap" if also else
+                         f"{'has' if len(also) == 1 else 'have'} one too (depth=2 each), would "
+                         "let them overlap" if also else
                          ": a second buffer there (depth=2) would let the two overlap"))
         else:
             full = f"every shim channel of {self.channels_full} that way is in use already"

@@ -167,7 +167,8 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
     for p in procs:
         if p.kind != "core" or (kind == "compute" and p.name != what):
             continue
-        # one clause a core, its every one-buffer end named: the overlap needs them all
+        # one clause a core, naming every one-buffer end it acquires again: the overlap
+        # needs them all
         ends = sorted(((min(e.stalled / total, core_busy[p.name]), e)
                        for e in p.info.get("ends", {}).values() if e.depth == 1),
                       key=lambda oe: -oe[0])
@@ -184,7 +185,7 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
     receiver_also: tuple[tuple[str, str], ...] = ()
     if kind == "dma" and channel_busy[what] - busy >= SINGLE_BUFFER_NOTED:
         receiver, receiver_words, room = _one_buffer_receiver(m, what)
-        # named once, as the receiver, with its core's other one-buffer ends where it waits
+        # named once, as the receiver, with its core's other one-buffer ends acquired again
         for p in procs:
             ends_at = p.info.get("ends", {}).values() if p.kind == "core" else ()
             if any(x.depth == 1 and x.key[0] == receiver for x in ends_at):
