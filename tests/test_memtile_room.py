@@ -512,6 +512,33 @@ def test_an_out_of_range_pin_names_a_split_once(design_file: DesignFile) -> None
         "  fix: pin column 0")
 
 
+SPLIT_JOIN = """
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
+        from aiedsl.kernels import passthrough
+
+        @design(device="npu1_1col")
+        def sj(A: Tensor[8192, i32], B: Tensor[8192, i32]):
+            a_l2 = fifo(Tensor[2048, i32], depth=7)
+            a_l1 = a_l2.split(4, depth=1)
+            b_l1 = [fifo(Tensor[512, i32], name=f"b{i}", depth=1) for i in range(4)]
+            b_l2 = join(b_l1, depth=JOIN_DEPTH)
+            copy = passthrough(Tensor[512, i32])
+
+            @herd(rows=4)
+            def core(x, y):
+                for _ in loop(4):
+                    with a_l1[y].consume() as s, b_l1[y].produce() as d:
+                        copy(s, d)
+
+            with runtime() as rt:
+                rt.fill(a_l2, A)
+                rt.drain(b_l2, B)
+        """
+"""A split of a 7-buffer memtile fifo into four cores beside a join of JOIN_DEPTH buffers
+back, on one memtile: together over its even channels' 24 BDs."""
+
+
 def rewrite(path: Path, old: str, new: str) -> Path:
     """``path``'s design with ``old`` replaced by ``new`` (once), written back; ``path``."""
     path.write_text(path.read_text().replace(old, new, 1))
@@ -527,29 +554,7 @@ def test_one_link_over_a_bd_pool_by_itself_is_not_sent_to_a_larger_device(
     the pool alone, 4, failed again)."""
     from aiedsl.errors import DesignError
 
-    path = design_file("""
-        import numpy as np
-        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
-        from aiedsl.kernels import passthrough
-
-        @design(device="npu1_1col")
-        def sj(A: Tensor[8192, i32], B: Tensor[8192, i32]):
-            a_l2 = fifo(Tensor[2048, i32], depth=7)
-            a_l1 = a_l2.split(4, depth=1)
-            b_l1 = [fifo(Tensor[512, i32], name=f"b{i}", depth=1) for i in range(4)]
-            b_l2 = join(b_l1, depth=1)
-            copy = passthrough(Tensor[512, i32])
-
-            @herd(rows=4)
-            def core(x, y):
-                for _ in loop(4):
-                    with a_l1[y].consume() as s, b_l1[y].produce() as d:
-                        copy(s, d)
-
-            with runtime() as rt:
-                rt.fill(a_l2, A)
-                rt.drain(b_l2, B)
-        """)
+    path = design_file(SPLIT_JOIN.replace("JOIN_DEPTH", "1"))
     with pytest.raises(DesignError) as excinfo:
         check_design(load_design(path).ir)
     e = excinfo.value
@@ -573,28 +578,7 @@ def test_links_that_fill_the_bd_pool_between_them_are_told_to_shrink_both(
         design_file: DesignFile) -> None:
     """(a reviewer) A join taking all 24 BDs beside a split that needs 42: no depth of the split
     fits, and the fix said only "lower the depth the link has here"."""
-    path = design_file("""
-        from aiedsl import Tensor, design, fifo, herd, i32, join, loop, runtime
-        from aiedsl.kernels import passthrough
-
-        @design(device="npu1_1col")
-        def sj(A: Tensor[8192, i32], B: Tensor[8192, i32]):
-            a_l2 = fifo(Tensor[2048, i32], depth=7)
-            a_l1 = a_l2.split(4, depth=1)
-            b_l1 = [fifo(Tensor[512, i32], name=f"b{i}", depth=1) for i in range(4)]
-            b_l2 = join(b_l1, depth=4)
-            copy = passthrough(Tensor[512, i32])
-
-            @herd(rows=4)
-            def core(x, y):
-                for _ in loop(4):
-                    with a_l1[y].consume() as s, b_l1[y].produce() as d:
-                        copy(s, d)
-
-            with runtime() as rt:
-                rt.fill(a_l2, A)
-                rt.drain(b_l2, B)
-        """)
+    path = design_file(SPLIT_JOIN.replace("JOIN_DEPTH", "4"))
     with pytest.raises(DesignError) as excinfo:
         check_design(load_design(path).ir)
     assert excinfo.value.fix == (  # (the join's own depth, not its parts': a reviewer)

@@ -164,23 +164,19 @@ def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
     BDs: a tester's split got a depth that fitted the pool alone, and failed again) over the
     BDs each takes, said the way the design sets their number (found among the tile's
     ``memory`` uses)."""
-    fifos = {x.fifo for x in uses}
-    owner = next((x for x in memory if x.fifo in fifos and x.setter is not None and x.buffers),
-                 None)
-    if owner is None or owner.setter is None or fifos & set(repeats):  # (None: for mypy)
+    found = _link_owner(memory, uses)
+    if found is None or {x.fifo for x in uses} & set(repeats):
         return VAGUE
-    # every buffer takes its BDs on this memtile's channels, those spilled to a neighbour too
-    buffers = owner.in_all or len(owner.buffers)
-    per = TileUsage.total(uses) // buffers  # BDs per buffer: one per channel
+    owner, buffers, per = found
+    assert owner.setter is not None, "an owner has a setter"
     taken = TileUsage.total(others or [])
-    keep = (limit - taken) // per if per else 0
-    alone = limit // per if per else 0
+    keep, alone = (limit - taken) // per, limit // per
     if alone < 1:
         return VAGUE
     at = f"{owner.setter.loc.file}:{owner.setter.loc.line}; " if owner.setter.loc else ""
     names = " and ".join(f"{x.label!r}" for x in others or [])
     if keep < 1:  # the others fill the pool by themselves: both must give some back
-        both = _both_fit(memory, owner, buffers, per, others or [], limit)
+        both = _both_fit(memory, found, others or [], limit)
         if both is not None:
             return both
         return (f"lower both the buffers of '{owner.fifo}' ({at}{buffers} now, each taking "
@@ -192,32 +188,42 @@ def _link_bd_fix(memory: list[Use], uses: list[Use], limit: int,
             f"of the {limit} BDs{beside})")
 
 
-def _both_fit(memory: list[Use], owner: Use, buffers: int, per: int, others: list[Use],
+def _link_owner(memory: list[Use], uses: list[Use]) -> tuple[Use, int, int] | None:
+    """The memory use that sets the buffers of the memtile link whose BDs are ``uses`` (found
+    among the tile's ``memory`` uses), its buffer count and the BDs each buffer takes (one per
+    channel that moves it: those spilled to a neighbour take theirs here too); None when no
+    use with a setter holds them, or a buffer takes none."""
+    fifos = {x.fifo for x in uses}
+    owner = next((x for x in memory if x.fifo in fifos and x.setter is not None and x.buffers),
+                 None)
+    if owner is None:
+        return None
+    buffers = owner.in_all or len(owner.buffers)
+    per = TileUsage.total(uses) // buffers
+    return (owner, buffers, per) if per else None
+
+
+def _both_fit(memory: list[Use], found: tuple[Use, int, int], others: list[Use],
               limit: int) -> str | None:
-    """Buffer counts for link ``owner`` (``buffers`` now, ``per`` BDs each) and for the one
-    other link whose BDs (``others``) fill the pool beside it, that together fit ``limit``,
+    """Buffer counts for a link (``found``: :func:`_link_owner`'s) and for the one other link
+    whose BDs (``others``) fill the pool beside it by themselves, that together fit ``limit``,
     the fewest taken from each alike, said the way the design sets them (a reviewer: the fix
     named the join's parts, which have no setting, not the join's depth); None when the others
     are not one link with a setter."""
-    fifos = {x.fifo for x in others}
-    other = next((x for x in memory if x.fifo in fifos and x.setter is not None and x.buffers),
-                 None)
-    if other is None or other.setter is None or owner.setter is None:
+    owner, buffers, per = found
+    theirs = _link_owner(memory, others)
+    if theirs is None or owner.setter is None:
         return None
-    theirs = other.in_all or len(other.buffers)
-    each = TileUsage.total(others) // theirs if theirs else 0
-    if each < 1:
-        return None
+    other, count, each = theirs
+    assert other.setter is not None, "an owner has a setter"
+    # the others fill the pool: every count that fits lowers theirs too
     fits = [(a, (limit - a * per) // each) for a in range(1, buffers)
             if (limit - a * per) // each >= 1]
     if not fits:
         return None
-    a, b = max(fits, key=lambda ab: (min(ab[0], min(ab[1], theirs)), ab[0]))
-    b = min(b, theirs - 1) if b >= theirs else b
-    if b < 1:
-        return None
+    a, b = max(fits, key=lambda ab: (min(ab), ab[0]))
     return (f"{owner.setter.to(a)}, and {other.setter.to(b)}: {a * per + b * each} of the "
-            f"{limit} BDs together ({buffers} and {theirs} buffers now, taking {per} and {each} "
+            f"{limit} BDs together ({buffers} and {count} buffers now, taking {per} and {each} "
             "BDs each)")
 
 

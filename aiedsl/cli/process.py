@@ -150,16 +150,15 @@ def _traceback(e: BaseException) -> str:
     return text + f"{type(e).__module__}.{type(e).__qualname__}:\n"
 
 
-def _stopped_stats(argv: Optional[List[str]], stop: "_Stop") -> None:
-    """The ``--stats`` file of a ``sim`` or ``run`` stopped before its command's work wrote it
-    (:mod:`aiedsl.cli.stopped_stats`): while the command line loaded its parts."""
-    from aiedsl.cli.stopped_stats import write_stopped_stats
-
-    write_stopped_stats(sys.argv[1:] if argv is None else argv, stop.signal)
-
-
-def _aborted() -> None:
+def _aborted(argv: Optional[List[str]] = None, stop: "_Stop | None" = None) -> None:
+    """Say the command was stopped; given the ``stop`` that stopped it, also say so in the
+    ``--stats`` file of a ``sim`` or ``run`` stopped before its command's work wrote it
+    (:mod:`aiedsl.cli.stopped_stats`: while the command line loaded its parts)."""
     tell("aborted\n")  # after SIGHUP the terminal may be gone: tell says nothing then
+    if stop is not None:
+        from aiedsl.cli.stopped_stats import write_stopped_stats
+
+        write_stopped_stats(sys.argv[1:] if argv is None else argv, stop.signal)
 
 
 def _missing_streams() -> bool:
@@ -333,13 +332,11 @@ def main(argv: Optional[List[str]] = None) -> None:
             code = app(args=argv, prog_name="aiedsl", standalone_mode=False,
                        complete_var=_NO_COMPLETION)
         except typer.Abort as e:
-            _aborted()
-            if isinstance(e.__context__, KeyboardInterrupt):
-                _stopped_stats(argv, stop)
-            sys.exit(stop.exit_code() if isinstance(e.__context__, KeyboardInterrupt) else 1)
+            stopped = isinstance(e.__context__, KeyboardInterrupt)
+            _aborted(argv, stop if stopped else None)
+            sys.exit(stop.exit_code() if stopped else 1)
         except KeyboardInterrupt:
-            _aborted()
-            _stopped_stats(argv, stop)
+            _aborted(argv, stop)
             sys.exit(stop.exit_code())
         except OSError as e:
             if not _from_echo(e) and not _stdout_failing():
@@ -350,8 +347,7 @@ def main(argv: Optional[List[str]] = None) -> None:
             sys.exit(2)
         except Exception as e:
             if _interrupted(e):
-                _aborted()
-                _stopped_stats(argv, stop)
+                _aborted(argv, stop)
                 sys.exit(stop.exit_code())
             if isinstance(e, _click_class("ClickException")):
                 sys.exit(_usage_error(e))
@@ -377,8 +373,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         if code == _INTERRUPTED:
             # typer (0.2x) turns Ctrl-C in a command into Exit(130), which standalone_mode=False
             # returns as a code instead of raising: no aiedsl command exits 130 by itself.
-            _aborted()
-            _stopped_stats(argv, stop)
+            _aborted(argv, stop)
             code = stop.exit_code()
         if isinstance(code, int) and code:
             sys.exit(code)
