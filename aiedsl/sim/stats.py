@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TypedDict
 
-from aiedsl.ir.core_ops import Acquire, Call
+from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
@@ -15,78 +15,14 @@ from aiedsl.kernels.host_notes import conversions_left_out
 from aiedsl.sim.blocked import proc_words
 from aiedsl.sim.call_time import call_body_cycles
 from aiedsl.sim.freed import Kind, saving
+from aiedsl.sim.one_buffer import one_buffer_ends
 from aiedsl.sim.patterns import bursts_per_byte
 from aiedsl.sim.stalls import buffer_stall
 from aiedsl.sim.state import Machine, Watch
 from aiedsl.sim.bottleneck import (DRAM_SATURATED, FEW_ELEMENTS, FEW_ELEMENTS_SHARE,
-                                   FREED_NOTED, ISSUING_NOTED,
-                                   SINGLE_BUFFER_NOTED, TASK_COST_BASIS, UNSATURATED, Bottleneck,
-                                   Freed, SingleBuffered)
+                                   FREED_NOTED, ISSUING_NOTED, TASK_COST_BASIS, UNSATURATED,
+                                   Bottleneck, Freed)
 from aiedsl.sim.summary import KernelTime, Timing, ops_unit
-
-
-def _single(m: Machine, core: str, tile: tuple[int, int], fifo: str, port: str,
-            overlap: float, also: tuple[tuple[str, str], ...] = ()) -> SingleBuffered:
-    """What a second buffer at ``core``'s one-buffer end of ``fifo`` (and at its ends
-    ``also``) would take and meet."""
-    d = m.design
-    f = d.fifo(fifo)
-    # the memtile fifo on the other side of a link, when its memtile end has one buffer too
-    memtile = ""
-    for link in d.links:
-        others = link.srcs if fifo in link.dsts else link.dsts if fifo in link.srcs else ()
-        for name in others:
-            g = d.fifo(name)
-            ends = [g.producer] if port == "produce" else list(g.consumers)
-            if any(x.kind == "memtile" and x.depth == 1 for x in ends):
-                memtile = name
-    needed = f.elem.nbytes + sum(d.fifo(name).elem.nbytes for name, _ in also)
-    free = _free(m, tile)
-    return SingleBuffered(core, fifo, port, overlap, memtile,
-                          free if free is not None and free < needed else None, needed, also)
-
-
-def _acquired_again(d: Design, core: str) -> set[tuple[str, str]]:
-    """The fifo ends ``(fifo, port)`` core ``core`` acquires more than once a run: a second
-    buffer at one acquired once (a configuration, around the loop) overlaps nothing (a
-    reviewer)."""
-    times: dict[tuple[str, str], int] = {}
-    c = next((c for c in d.cores if c.name == core), None)
-    for op, mult in walk(c.body) if c is not None else ():
-        if isinstance(op, Acquire):
-            times[(op.fifo, op.port)] = times.get((op.fifo, op.port), 0) + mult
-    return {key for key, n in times.items() if n > 1}
-
-
-def _one_buffer_receiver(m: Machine, channel: str) -> tuple[str, str, str]:
-    """The receiving end of sending DMA ``channel``'s fifo that has one buffer: its fifo, as
-    words, and why a second buffer would not fit there ("" when it fits); all "" when there is
-    none (or ``channel`` does not send)."""
-    p = next((p for p in m.engine.procs if p.name == channel and p.kind == "mm2s"), None)
-    name = p.info.get("fifo") if p is not None else None
-    if name is None:
-        return "", "", ""
-    f = m.design.fifo(name)
-    c = next((c for c in f.consumers if c.depth == 1 and c.tile is not None), None)
-    if c is None or c.tile is None:
-        return "", "", ""
-    kind = m.target.kind_of(c.tile)
-    free = _free(m, c.tile)
-    room = ""
-    if free is not None and free < f.elem.nbytes:
-        room = (f"a second ({f.elem.nbytes:,} B) does not fit: {free:,} B free; smaller "
-                "elements would make room")
-    return name, f"'{name}' on {kind} {c.tile}", room
-
-
-def _free(m: Machine, tile: tuple[int, int]) -> int | None:
-    """Bytes of ``tile``'s memory past its last buffer (None: not allocated)."""
-    kind = m.target.kind_of(tile)
-    if m.design.physical is None or kind is None:
-        return None
-    top = max((b.address + b.nbytes for b in m.design.physical.buffers if b.tile == tile),
-              default=0)
-    return m.target.limits(kind).memory - top
 
 
 def timing(m: Machine, watch: Watch | None = None) -> Timing:
@@ -163,38 +99,8 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
                            channel_moving, use, issuing)
     what, busy = busiest_of[kind]
     # whatever limits the run, a one-buffer end that a second would overlap is said
-    single: list[SingleBuffered] = []
-    for p in procs:
-        if p.kind != "core" or (kind == "compute" and p.name != what):
-            continue
-        # one clause a core, naming every one-buffer end it acquires again: the overlap
-        # needs them all
-        ends = sorted(((min(e.stalled / total, core_busy[p.name]), e)
-                       for e in p.info.get("ends", {}).values() if e.depth == 1),
-                      key=lambda oe: -oe[0])
-        if ends and ends[0][0] >= SINGLE_BUFFER_NOTED:
-            overlap, e = ends[0]
-            again = _acquired_again(m.design, p.name)
-            # (however little it waits there now: deepened, the other end's wait moves
-            # here, a tester's 1.5% alone and 42% together)
-            also = tuple((x.key[0], x.key[1]) for _, x in ends[1:] if x.key in again)
-            single.append(_single(m, p.name, p.info["tile"], e.key[0], e.key[1], overlap,
-                                  also))
-    single.sort(key=lambda c: -c.overlap)
-    receiver, receiver_words, room = "", "", ""
-    receiver_also: tuple[tuple[str, str], ...] = ()
-    if kind == "dma" and channel_busy[what] - busy >= SINGLE_BUFFER_NOTED:
-        receiver, receiver_words, room = _one_buffer_receiver(m, what)
-        # named once, as the receiver, with its core's other one-buffer ends acquired again
-        for p in procs:
-            ends_at = p.info.get("ends", {}).values() if p.kind == "core" else ()
-            if any(x.depth == 1 and x.key[0] == receiver for x in ends_at):
-                again = _acquired_again(m.design, p.name)
-                receiver_also = tuple((x.key[0], x.key[1]) for x in ends_at
-                                      if x.depth == 1 and x.key[0] != receiver
-                                      and x.key in again)
-        single = [e for e in single
-                  if e.fifo != receiver and all(f != receiver for f, _ in e.also)]
+    single, receiver, receiver_words, room, receiver_also = one_buffer_ends(
+        m, kind, what, busy, total, core_busy, channel_busy)
     # fifos whose too few buffers make a core wait on another, anywhere (the busiest core's
     # one-buffer ends and the channel's receiver are said above): measured by runs with more
     named = ({e.fifo for e in single} | {f for e in single for f, _ in e.also}
