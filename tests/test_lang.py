@@ -493,7 +493,7 @@ def test_an_element_type_aie2_lacks_is_named_as_numpy_names_it() -> None:
         "  fix: use an aiedsl dtype: from aiedsl import i32, bf16, ...")
 
 
-def test_the_index_of_a_loop_passed_to_a_kernel_is_refused_word_for_word(in_root: Path) -> None:
+def test_the_index_of_a_loop_computed_with_is_refused_word_for_word(in_root: Path) -> None:
     import pytest
 
     from aiedsl.errors import DesignError
@@ -502,11 +502,11 @@ def test_the_index_of_a_loop_passed_to_a_kernel_is_refused_word_for_word(in_root
     with pytest.raises(DesignError) as e:
         load_design(path)
     assert str(e.value) == (
-        f"{path}:26: error [loop]: the index of the loop(4) at line 24 is passed to kernel "
-        "'add_one_i32_256' (argument 2)\n"
+        f"{path}:26: error [loop]: the index of the loop(4) at line 24 is used in arithmetic\n"
         "  limit: a loop() body is traced once and runs as one scf.for body: its index has no "
         "Python value (it would be 0 in every iteration)\n"
-        "  fix: write `for _ in loop(n)`; for values that change per iteration, unroll with "
+        "  fix: pass the index itself to a kernel, as an integer scalar (kern(buf, i)), and "
+        "compute with it in the C++; for other values that change per iteration, unroll with "
         "Python's range() or send them through a fifo or an rtp")
 
 
@@ -525,10 +525,10 @@ def test_the_index_of_a_long_loop_is_not_told_to_unroll() -> None:
     with pytest.raises(DesignError) as e:
         int(i)
     assert str(e.value).splitlines()[-1] == (
-        "  fix: write `for _ in loop(n)`; for values that change per iteration, send them "
-        "through a fifo or an rtp, or keep a count in a local() your kernel advances (Python's "
-        "range() would make 512 copies of the body, and a few hundred overflow the core's 16 KB "
-        "of program memory, which only the build finds)")
+        "  fix: pass the index itself to a kernel, as an integer scalar (kern(buf, i)), and "
+        "compute with it in the C++; for other values that change per iteration, send them "
+        "through a fifo or an rtp (Python's range() would make 512 copies of the body, and a "
+        "few hundred overflow the core's 16 KB of program memory, which only the build finds)")
 
 
 def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
-                                RtpArg)
+from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, IndexArg, LocalArg, Loop, Op,
+                                Release, RtpArg)
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Fifo
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer
@@ -228,7 +228,10 @@ def scalar_literal(value: float, dtype: str) -> str:
 def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
           acquired: dict[str, dict[str, Any]], rtps: dict[str, dict[str, Any]],
           locks: dict[tuple[str, str], dict[str, Any]], core: str,
-          local_bufs: dict[tuple[str, str], dict[str, Any]]) -> list[dict[str, Any]]:
+          local_bufs: dict[tuple[str, str], dict[str, Any]], ivs: tuple[str, ...] = ()
+          ) -> list[dict[str, Any]]:
+    """The template's ops of a core's program ``ops``, inside loops whose induction variables
+    are ``ivs`` (outermost first)."""
     out: list[dict[str, Any]] = []
     for op in ops:
         if isinstance(op, BarrierWait):
@@ -245,7 +248,7 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
                         "count": op.count, "loc": op.loc})
         elif isinstance(op, Call):
             k = d.kernel(op.kernel)
-            operands, types, scalars, loads = [], [], [], []
+            operands, types, scalars, loads, casts = [], [], [], [], []
             for a, param in zip(op.args, k.args):
                 if isinstance(a, BufferArg):
                     view = acquired[a.value]
@@ -263,6 +266,12 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
                                   "index": a.index, "memref": r["memref"], "loc": a.loc})
                     operands.append(ssa)
                     types.append(_scalar_type(param.dtype))
+                elif isinstance(a, IndexArg):  # the loop's induction variable, as the integer
+                    ty = _scalar_type(param.dtype)
+                    ssa = namer("arg")
+                    casts.append({"ssa": ssa, "iv": ivs[a.loop], "type": ty})
+                    operands.append(ssa)
+                    types.append(ty)
                 else:
                     ty = _scalar_type(param.dtype)
                     ssa = namer("arg")
@@ -271,10 +280,11 @@ def _body(ops: tuple[Op, ...], d: Design, fifos: dict[str, Any], namer: _Namer,
                     operands.append(ssa)
                     types.append(ty)
             out.append({"op": "call", "kernel": op.kernel, "operands": operands, "types": types,
-                        "scalars": scalars, "loads": loads, "loc": op.loc})
+                        "scalars": scalars, "loads": loads, "casts": casts, "loc": op.loc})
         elif isinstance(op, Loop):
-            out.append({"op": "loop", "count": op.count, "bound": namer("n"),
-                        "iv": namer("i"), "loc": op.loc,
+            bound, iv = namer("n"), namer("i")
+            out.append({"op": "loop", "count": op.count, "bound": bound, "iv": iv,
+                        "loc": op.loc,
                         "body": _body(op.body, d, fifos, namer, acquired, rtps, locks, core,
-                                      local_bufs)})
+                                      local_bufs, ivs + (iv,))})
     return out

@@ -3,7 +3,8 @@
 :class:`~aiedsl.errors.DesignError`, whose module reads :mod:`aiedsl.ir.loc`)."""
 
 from aiedsl.ir.core_ops import (
-    Acquire, Arg, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release, RtpArg, ScalarArg,
+    Acquire, Arg, BarrierWait, BufferArg, Call, IndexArg, LocalArg, Loop, Op, Release, RtpArg,
+    ScalarArg,
 )
 from aiedsl.ir.cores import Barrier, Cascade, Core, Herd, Local, Rtp
 from aiedsl.ir.design import Design
@@ -20,7 +21,8 @@ __all__ = [
     "Acquire", "Arg", "Barrier", "BarrierWait", "Bd", "BufferAlloc", "BufferArg", "Call",
     "Cascade",
     "Connect", "Core", "Design", "Dim",
-    "DmaChannel", "Endpoint", "Fifo", "Herd", "HostTensor", "Kernel", "KernelArg", "Link",
+    "DmaChannel", "Endpoint", "Fifo", "Herd", "HostTensor", "IndexArg", "Kernel", "KernelArg",
+    "Link",
     "Loc", "Local", "LocalArg", "LockAlloc", "Loop", "Op", "PacketFlow", "Pattern", "Physical",
     "Release", "Route",
     "Rtp", "RtpArg", "RtpWrite", "RuntimeOp",

@@ -69,7 +69,23 @@ class LocalArg(_Node):
     """Where the core function passed it."""
 
 
-Arg = Annotated[Union[BufferArg, ScalarArg, RtpArg, LocalArg], Field(discriminator="kind")]
+class IndexArg(_Node):
+    """A kernel argument that is the index of a loop around the call (``for i in loop(n)``,
+    then ``kern(..., i)``): 0 in the loop's first iteration, ``n - 1`` in its last. It is the
+    ``scf.for``'s induction variable, cast (``arith.index_cast``) to the scalar's integer
+    type."""
+
+    kind: Literal["index"] = "index"
+    """The tag that tells argument kinds apart in ``design.json``."""
+    loop: int
+    """Which loop's: 0 for the outermost ``loop()`` of the core's program around the call, 1
+    for the one inside it, and so on."""
+    loc: Loc
+    """Where the core function passed it."""
+
+
+Arg = Annotated[Union[BufferArg, ScalarArg, RtpArg, LocalArg, IndexArg],
+                Field(discriminator="kind")]
 
 
 class Acquire(_Node):

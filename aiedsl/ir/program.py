@@ -87,6 +87,22 @@ def calls(core: Core) -> list[Call]:
     return _ops(core.body, Call, [])
 
 
+def calls_in_loops(core: Core) -> list[tuple[Call, tuple[int, ...]]]:
+    """Every kernel call, in program order, with the counts of the loops around it, outermost
+    first (what an :class:`~aiedsl.ir.core_ops.IndexArg` of the call ranges over)."""
+    out: list[tuple[Call, tuple[int, ...]]] = []
+
+    def visit(body: tuple[Op, ...], counts: tuple[int, ...]) -> None:
+        for op in body:
+            if isinstance(op, Call):
+                out.append((op, counts))
+            elif isinstance(op, Loop):
+                visit(op.body, counts + (op.count,))
+
+    visit(core.body, ())
+    return out
+
+
 def calls_per_run(d: Design) -> int:
     """Kernel calls one invocation of design ``d`` makes, over all its cores.
 

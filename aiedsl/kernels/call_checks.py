@@ -11,12 +11,12 @@ from typing import Any
 
 from aiedsl.dtypes import dtype
 from aiedsl.errors import DesignError, counted, listed
-from aiedsl.ir.core_ops import Acquire, BufferArg, Call, LocalArg, RtpArg, ScalarArg
+from aiedsl.ir.core_ops import Acquire, BufferArg, Call, IndexArg, LocalArg, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel, KernelArg
 from aiedsl.ir.types import TensorType
 from aiedsl.ir.loc import Loc
-from aiedsl.ir.program import acquires, calls
+from aiedsl.ir.program import acquires, calls, calls_in_loops
 from aiedsl.ir.runtime import RtpWrite
 from aiedsl.ir.scalar_rules import range_text as _range_text
 from aiedsl.ir.scalar_rules import scalar_range as _scalar_range
@@ -37,9 +37,9 @@ def checked_calls(d: Design, kernels: dict[str, Any]) -> Design:
     writes = rtp_writes(d)
     for core in d.cores:
         acq = acquires(core)
-        for call in calls(core):
+        for call, loops in calls_in_loops(core):
             if call.kernel in symbols:
-                check_call(d, core.name, call, acq, writes)
+                check_call(d, core.name, call, acq, writes, loops)
     return d
 
 
@@ -53,9 +53,11 @@ def rtp_writes(d: Design) -> dict[tuple[str, int], list[RtpWrite]]:
 
 
 def check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
-                writes: dict[tuple[str, int], list[RtpWrite]]) -> None:
+               writes: dict[tuple[str, int], list[RtpWrite]], loops: tuple[int, ...] = ()
+               ) -> None:
     """One call of core ``core`` against its kernel's signature (``acq``: the core's acquires
-    by result name; ``writes``: :func:`rtp_writes`)."""
+    by result name; ``writes``: :func:`rtp_writes`; ``loops``: the counts of the loops around
+    the call, outermost first)."""
     k = d.kernel(call.kernel)
     if len(call.args) != len(k.args):
         raise DesignError(
@@ -70,6 +72,7 @@ def check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
             if not isinstance(arg, BufferArg):
                 what = (f"rtp slot '{arg.rtp}'[{arg.index}]" if isinstance(arg, RtpArg)
                         else f"the scalar {arg.value!r}" if isinstance(arg, ScalarArg)
+                        else "a loop's index" if isinstance(arg, IndexArg)
                         else "something else")
                 raise DesignError(
                     "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
@@ -112,6 +115,8 @@ def check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
                         limit=limit, found=str(w.value),
                         related=[(f"{core} passes it to '{k.symbol}'", call.loc)],
                         fix=f"write {want}")
+        elif isinstance(arg, IndexArg):
+            _check_index(core, k, call, i, param, loops[arg.loop])
         elif isinstance(arg, LocalArg):
             raise DesignError(
                 "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' is a "
@@ -154,6 +159,51 @@ def check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
                     "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                     f"{what}, but {core} passes {arg.value!r}", loc=call.loc,
                     limit=limit, found=repr(arg.value), fix=f"pass {want}")
+
+
+def _check_index(core: str, k: Kernel, call: Call, i: int, param: KernelArg, count: int
+                 ) -> None:
+    """A loop's index (of ``count`` iterations) passed to scalar ``param``: an integer type
+    that holds 0 to ``count - 1``, a value the kernel takes in every iteration, and a kernel
+    charged the same for every call (its cycles and operations are one per set of constant
+    scalars)."""
+    head = f"argument {i} ('{param.name}') of '{k.symbol}'"
+    passes = f"{core} passes the index of a loop({count}), 0 to {count - 1}"
+    if dtype(param.dtype).is_float:
+        raise DesignError(
+            "kernel signature", f"{head} is {param.dtype}, but {passes}", loc=call.loc,
+            limit=f"{_sig(k)}; a loop's index is an integer (an scf.for's induction variable, "
+            "cast with arith.index_cast, which makes integers only)", found="a loop's index",
+            fix=f"declare it scalar('{param.name}', i32) and convert it in the C++")
+    if param.equals is not None:
+        raise DesignError(
+            "kernel signature", f"{head} is fixed to equals={param.equals!r}, but {passes}",
+            loc=call.loc, limit="its C++ is right for that value only",
+            found="a loop's index", fix=f"pass {param.equals!r}")
+    if count - 1 > _scalar_range(param.dtype)[1]:
+        raise DesignError(
+            "kernel signature", f"{head} is {param.dtype}, but {passes}", loc=call.loc,
+            limit=_range_text(param.dtype), found=str(count - 1),
+            fix=f"declare the scalar with a wider type (scalar('{param.name}', i32))")
+    rule = _value_rule(param)
+    if rule is not None and not (rule[0] <= 0 and count - 1 <= rule[1]):
+        _, _, what, limit, want = rule
+        raise DesignError(
+            "kernel signature", f"{head} {what}, but {passes}", loc=call.loc, limit=limit,
+            found=str(count - 1),
+            fix=f"pass {want}, or a loop whose index stays within it")
+    per_call = ("its cycles come from a profile per set of scalar values"
+                if k.cycles_source == "profile" else
+                "its ops= is a function of its scalars" if k.ops_source == "per call" else "")
+    if per_call:
+        raise DesignError(
+            "kernel signature", f"{head} is the index of a loop({count}) (0 to {count - 1}) "
+            f"that {core} passes, but {per_call}, and the index is another value in every "
+            "iteration", loc=call.loc,
+            limit="a kernel whose calls cost what their scalars say takes constant scalars "
+            "(and rtp slots, charged as their first write)", found="a loop's index",
+            fix=("declare cycles= for it" if k.cycles_source == "profile" else
+                 "declare ops= as a number") + ", or pass a constant")
 
 
 def _rtp_types(core: str, k: Kernel, call: Call, first: int) -> DesignError:

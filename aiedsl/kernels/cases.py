@@ -17,7 +17,7 @@ import numpy as np
 from aiedsl.dtypes import dtype as lookup_dtype
 from aiedsl.dtypes import drawn_range, held
 from aiedsl.errors import DesignError
-from aiedsl.ir.core_ops import Call, RtpArg, ScalarArg
+from aiedsl.ir.core_ops import Call, IndexArg, RtpArg, ScalarArg
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import CallKey, Kernel, scalars_shown
 from aiedsl.ir.runtime import RtpWrite
@@ -89,9 +89,9 @@ class ScalarSet:
 
 def scalar_sets(d: Design, k: Kernel) -> list[ScalarSet]:
     """The distinct scalar values design ``d``'s calls of kernel ``k`` pass, one
-    :class:`ScalarSet` per set of constants, in the order of their first calls. A call whose
-    arguments are not the kernel's (a buffer for a scalar, one missing) is left out: ``check``
-    refuses it."""
+    :class:`ScalarSet` per set of constants, in the order of their first calls (a loop's index
+    passed as a scalar stands for its first value, 0). A call whose arguments are not the
+    kernel's (a buffer for a scalar, one missing) is left out: ``check`` refuses it."""
     from aiedsl.ir.program import calls
 
     # an rtp slot holds, until the runtime writes it again, what it first wrote
@@ -100,7 +100,7 @@ def scalar_sets(d: Design, k: Kernel) -> list[ScalarSet]:
     for core in d.cores:
         for call in calls(core):
             if call.kernel != k.symbol or len(call.args) != len(k.args) or any(
-                    p.kind == "scalar" and not isinstance(a, (ScalarArg, RtpArg))
+                    p.kind == "scalar" and not isinstance(a, (ScalarArg, RtpArg, IndexArg))
                     for p, a in zip(k.args, call.args)):
                 continue
             key = k.constants(call.args)
@@ -130,6 +130,9 @@ def scalar_sets(d: Design, k: Kernel) -> list[ScalarSet]:
                 elif isinstance(a, RtpArg) and (a.rtp, a.index) in writes:
                     scalars[p.name] = writes[(a.rtp, a.index)]
                     given[p.name] = f"{a.rtp}[{a.index}]'s first rtp_write"
+                elif isinstance(a, IndexArg):
+                    scalars[p.name] = 0
+                    given[p.name] = "its loop's first index"
                 else:
                     missing.append(p.name)
             out[key] = ScalarSet(key, scalars, given, tuple(missing), call)

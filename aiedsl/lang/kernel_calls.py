@@ -8,7 +8,7 @@ import sys
 from typing import Any, NoReturn, Sequence
 
 from aiedsl.errors import DesignError
-from aiedsl.ir.core_ops import BufferArg, Call, LocalArg, RtpArg, ScalarArg
+from aiedsl.ir.core_ops import BufferArg, Call, IndexArg, LocalArg, RtpArg, ScalarArg
 from aiedsl.ir.kernel import KernelArg
 from aiedsl.ir.loc import Loc
 from aiedsl.lang.buffer import Acquisition, Buffer
@@ -50,7 +50,8 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
                 limit="an acquired buffer, or an int or float scalar", found=repr(a),
                 fix=f"pass {int(a)} (int(flag)) for an integer scalar")
         elif isinstance(a, LoopIndex):
-            a.refuse(f"passed to kernel '{symbol}' (argument {i})", loc)
+            out.append(IndexArg(loop=a.depth_in(core, f"passed to kernel '{symbol}' "
+                                                f"(argument {i})", loc), loc=loc))
         elif (value := _number(a)) is not None:
             out.append(ScalarArg(value=value, dtype="i32" if isinstance(value, int) else "f32"))
         elif isinstance(a, RtpRef):
@@ -67,9 +68,9 @@ def call_kernel(symbol: str, args: tuple[Any, ...], loc: Loc,
             raise DesignError(
                 "kernel call", f"argument {i} of '{symbol}' is {_described(a)}",
                 loc=loc, limit="an acquired buffer (one element), a local, an int or float "
-                "scalar, or an rtp slot (thr[0])", found=_described(a),
-                fix="pass acquired buffers, locals, int or float scalars, and rtp slots "
-                "(thr[0])")
+                "scalar, an rtp slot (thr[0]), or a loop's index", found=_described(a),
+                fix="pass acquired buffers, locals, int or float scalars, rtp slots "
+                "(thr[0]), and loop indices (for i in loop(n))")
     core.emit(Call(kernel=symbol, args=tuple(out), loc=loc))
 
 

@@ -1,6 +1,7 @@
 """``loop(n)``: one loop of ``n`` iterations in a core's program, whose body runs once at trace
-time (loops stay loops: an ``scf.for``), its index a :class:`LoopIndex` that refuses to be used as
-a value; and how a body left early (break, return, an exception) is told apart and said."""
+time (loops stay loops: an ``scf.for``), its index a :class:`LoopIndex` that a kernel call may pass
+and that refuses to be used as a value; and how a body left early (break, return, an exception)
+is told apart and said."""
 
 from __future__ import annotations
 
@@ -33,17 +34,34 @@ def _program_memory() -> str:
 
 
 class LoopIndex:
-    """What ``for i in loop(n)`` binds ``i`` to: a placeholder that refuses every use.
+    """What ``for i in loop(n)`` binds ``i`` to: the loop's index, which a kernel call inside
+    the loop may pass as an integer scalar (``kern(buf, i)``: 0 in the first iteration,
+    ``n - 1`` in the last), and which refuses every other use.
 
     The body is traced once and becomes one ``scf.for`` body, so no Python value can stand for
     each iteration's index: a number here would be baked into the program, the same in every
-    iteration, without a word. Write ``for _ in loop(n)``.
+    iteration, without a word. Only a kernel receives it, as the ``scf.for``'s induction
+    variable.
     """
 
-    __slots__ = ("of",)
+    __slots__ = ("core", "of", "token")
 
-    def __init__(self, of: loop) -> None:
-        self.of = of
+    def __init__(self, of: loop, token: object = None, core: CoreTrace | None = None) -> None:
+        self.of, self.token, self.core = of, token, core
+
+    def depth_in(self, core: CoreTrace, how: str, loc: Loc) -> int:
+        """Which loop around the call being traced in ``core`` this is the index of (0 for the
+        outermost); refused, saying it was used ``how``, outside its loop."""
+        if self.core is core:
+            for depth, scope in enumerate(core.scopes[1:]):
+                if scope.opener is self.token:
+                    return depth
+        raise DesignError(
+            "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
+            f"{how} outside that loop", loc=loc,
+            limit="a loop's index is each iteration's own: only a call inside the loop's body, "
+            "in the core that runs it, has one to pass",
+            fix="make the call inside the for's body, or pass a constant")
 
     def __repr__(self) -> str:
         return f"<the index of loop({self.of.count})>"
@@ -54,13 +72,13 @@ class LoopIndex:
             "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
             f"{how}", loc=loc or caller_loc(), limit="a loop() body is traced once and runs as "
             "one scf.for body: its index has no Python value (it would be 0 in every iteration)",
-            fix="write `for _ in loop(n)`; for values that change per iteration, " + (
+            fix="pass the index itself to a kernel, as an integer scalar (kern(buf, i)), and "
+            "compute with it in the C++; for other values that change per iteration, " + (
                 "unroll with Python's range() or send them through a fifo or an rtp"
                 if self.of.count <= UNROLL_ADVISED else
-                "send them through a fifo or an rtp, or keep a count in a local() your kernel "
-                f"advances (Python's range() would make {self.of.count} copies of the body, and "
-                f"a few hundred overflow the core's {_program_memory()} of program memory, "
-                "which only the build finds)"))
+                "send them through a fifo or an rtp (Python's range() would make "
+                f"{self.of.count} copies of the body, and a few hundred overflow the core's "
+                f"{_program_memory()} of program memory, which only the build finds)"))
 
     def __index__(self) -> NoReturn:
         self.refuse("used as an integer")
@@ -146,7 +164,7 @@ class _LoopTrace:
             raise StopIteration
         if not self.started:
             self.started = True
-            return LoopIndex(self.of)
+            return LoopIndex(self.of, self.token, self.core)
         self.done = True
         scope = self.core.scopes.pop()
         if scope.opener is not self.token:  # an inner loop's body was left early

@@ -49,6 +49,11 @@ def before_the_call(ref: Callable[..., None], k: Any, op: Call) -> Callable[...,
 RTP = object()
 """Marks a compiled call argument read from a runtime parameter when the call runs."""
 
+INDEX = object()
+"""Marks a compiled call argument that is a loop's index: ``(INDEX, level, count)``, the loop
+``level`` deep (0: outermost) of ``count`` iterations, whose index is ``count`` less the
+iterations it has left."""
+
 
 def read_rtp(core: Core, p: Proc, a: RtpArg, mem: RtpMemory, call: Call, d: Design) -> int:
     """The value of rtp slot ``a`` when ``core``'s call runs (at its clock); a SimFault when

@@ -14,7 +14,7 @@ import numpy as np
 from aiedsl.dtypes import unwritten
 from aiedsl.errors import DesignError
 from aiedsl.ir.cores import Core
-from aiedsl.sim.call_refs import RTP, read_rtp
+from aiedsl.sim.call_refs import INDEX, RTP, read_rtp
 from aiedsl.sim.cascade_stream import (
     WORD_BYTES, Early, cascade_get, cascade_payloads, cascade_put, cascade_through,
 )
@@ -30,11 +30,14 @@ from aiedsl.sim.state import CallLimit, Machine, Ring, SimFault
 from aiedsl.user_errors import user_exception
 
 
-def _arguments(m: Machine, p: Proc, core: Core, ins: tuple[Any, ...]) -> list[Any]:
+def _arguments(m: Machine, p: Proc, core: Core, ins: tuple[Any, ...], counters: list[int]
+               ) -> list[Any]:
     """Call ``ins``'s arguments as its kernel takes them: the buffers it acquired (through
-    the cells the acquires filled), rtp slots read at the core's clock, constants."""
+    the cells the acquires filled), rtp slots read at the core's clock, loop indices (from
+    ``counters``: the iterations each loop around the call has left), constants."""
     return [views[cell[0]][cell[1][i]] if cell.__class__ is list
             else read_rtp(core, p, i, views, ins[4], m.design) if cell is RTP
+            else views - counters[i] if cell is INDEX
             else views for cell, i, views in ins[3]]
 
 
@@ -70,7 +73,7 @@ def _run(core: Core, ins: tuple[Any, ...], args: list[Any],
 
 
 def _through(m: Machine, p: Proc, core: Core, ins: tuple[Any, ...],
-             accs: dict[tuple[int, int], Any], compute: bool, body: int
+             accs: dict[tuple[int, int], Any], compute: bool, body: int, counters: list[int]
              ) -> Generator[Request, Any, float]:
     """Run call ``ins``, which gets and puts, as :func:`cascade_through` streams it; returns
     when its last word fit. Its kernel runs once its whole get is in; the words of its put
@@ -81,7 +84,7 @@ def _through(m: Machine, p: Proc, core: Core, ins: tuple[Any, ...],
     if not compute:
         return (yield from cascade_through(m, p, call, get, put, words_in, words_out, step,
                                            body, None))
-    args = _arguments(m, p, core, ins)  # the buffers it holds, the rtps read at its start
+    args = _arguments(m, p, core, ins, counters)  # its buffers, the rtps read at its start
     first_in = get.got
     cin_type, cout_type = k.cascade_in, k.cascade_out
 
@@ -273,7 +276,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
                 # it gets and puts: the stream passes through it, its puts going out as its
                 # gets come in (its kernel runs once the last is in)
                 body = ins[11] - m.costs.call
-                end = yield from _through(m, p, core, ins, accs, compute, body)
+                end = yield from _through(m, p, core, ins, accs, compute, body, counters)
                 p.time = end - body  # the stream's stall beyond the kernel's own cycles
             else:
                 took = start  # when a get's last word came (its data stall included)
@@ -291,7 +294,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
                 elif compute:
                     # the kernel reads or writes the cascade: its arrays follow the arguments
                     cascade = cascade_payloads(k, casc) if ins[10] else None
-                    _run(core, ins, _arguments(m, p, core, ins), accs, cascade)
+                    _run(core, ins, _arguments(m, p, core, ins, counters), accs, cascade)
                 if casc is not None:
                     # a get's words stream in while the kernel runs: it ends when the last is in
                     body = ins[11] - m.costs.call

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiedsl.dtypes import held
-from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release,
-                                RtpArg)
+from aiedsl.ir.core_ops import (Acquire, BarrierWait, BufferArg, Call, IndexArg, LocalArg, Loop, Op,
+                                Release, RtpArg)
 from aiedsl.ir.cores import Core
 from aiedsl.sim.call_time import call_body_cycles
 from aiedsl.sim.call_refs import (
-    RTP, before_the_call, reference, timed_only, trial_reference,
+    INDEX, RTP, before_the_call, reference, timed_only, trial_reference,
 )
 from aiedsl.sim.processes import Lock
 from aiedsl.sim.operands import accumulating, accumulating_call, fill_tracking, ring_views
@@ -82,14 +82,14 @@ def compile_core(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring]
             elif isinstance(op, Acquire):
                 acquired.setdefault(op.result, []).append(end(op.fifo, op.port))
 
-    def emit(ops: tuple[Op, ...]) -> None:
+    def emit(ops: tuple[Op, ...], counts: tuple[int, ...] = ()) -> None:
         for op in ops:
             if isinstance(op, Loop):
                 if op.count < 1:  # as scf.for: no iteration (the body ran once before its
                     continue      # count was tested; validation refuses such a loop first)
                 at = len(out)
                 out.append((LOOP, op.count, 0))
-                emit(op.body)
+                emit(op.body, counts + (op.count,))
                 if len(out) == at + 1:
                     # nothing to do however often: stepping loop(2**62) would never end, and
                     # the core's compiler deletes an empty loop (the timing model charges none)
@@ -125,6 +125,8 @@ def compile_core(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring]
                         args.append((cell, 0, {cell[0]: [buf.reshape(param.type.shape)]}))
                     elif isinstance(a, RtpArg):
                         args.append((RTP, a, m.rtps[a.rtp]))
+                    elif isinstance(a, IndexArg):  # its loop is never deleted: the call is in it
+                        args.append((INDEX, a.loop, counts[a.loop]))
                     else:  # the constant as the C++ receives it (0.3 as bf16: 0.30078125)
                         args.append((None, 0, held(a.value, param.dtype)))
                 casc = None

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from aiedsl.ir.core_ops import (
-    MAX_LOOP_COUNT, Acquire, BarrierWait, BufferArg, Call, LocalArg, Loop, Op, Release, RtpArg,
+    MAX_LOOP_COUNT, Acquire, BarrierWait, BufferArg, Call, IndexArg, LocalArg, Loop, Op, Release,
+    RtpArg,
 )
 from aiedsl.ir.runtime import RtpWrite, SetBarrier, Transfer, Wait
 from aiedsl.validate.fields import _REBUILD, Validator
@@ -37,11 +38,11 @@ def check_results(v: Validator, path: str, ops: tuple[Op, ...], seen: dict[str, 
     return seen
 
 
-def check_ops(v: Validator, path: str, ops: tuple[Op, ...], results: dict[str, Acquire]
-              ) -> None:
+def check_ops(v: Validator, path: str, ops: tuple[Op, ...], results: dict[str, Acquire],
+              loops: int = 0) -> None:
     """The ops of a core's program (``path``: its ops), loops' bodies too: their counts,
     and the fifos, kernels and barriers they name; ``results``: its acquires by result name
-    (:func:`check_results`)."""
+    (:func:`check_results`); ``loops``: how many loops are around ``ops``."""
     d = v.d
     fifos = [f.name for f in d.fifos]
     for i, op in enumerate(ops):
@@ -52,7 +53,7 @@ def check_ops(v: Validator, path: str, ops: tuple[Op, ...], results: dict[str, A
                        "give a loop 1 iteration or more (loop() refuses fewer: the "
                        "simulator would run its body once, the scf.for no times)",
                        op.loc, limit=f"1 to {MAX_LOOP_COUNT}")
-            check_ops(v, f"{at}.body", op.body, results)
+            check_ops(v, f"{at}.body", op.body, results, loops + 1)
         elif isinstance(op, (Acquire, Release)):
             v.refers(f"{at}.fifo", op.fifo, "fifo", fifos, op.loc)
             # a lock counts to its largest value: no end holds more elements
@@ -61,7 +62,7 @@ def check_ops(v: Validator, path: str, ops: tuple[Op, ...], results: dict[str, A
         elif isinstance(op, Call):
             v.refers(f"{at}.kernel", op.kernel, "kernel", [k.symbol for k in d.kernels], op.loc)
             for j, a in enumerate(op.args):
-                _check_argument(v, f"{at}.args[{j}]", a, results, op)
+                _check_argument(v, f"{at}.args[{j}]", a, results, op, loops)
         elif isinstance(op, BarrierWait):
             v.refers(f"{at}.barrier", op.barrier, "barrier", [b.name for b in d.barriers],
                      op.loc)
@@ -70,10 +71,10 @@ def check_ops(v: Validator, path: str, ops: tuple[Op, ...], results: dict[str, A
                      "a lock's value")
 
 
-def _check_argument(v: Validator, at: str, a: Any, results: dict[str, Acquire], call: Call
-                    ) -> None:
-    """Argument ``a`` (field ``at``) of kernel call ``call``: the acquire, rtp or local it
-    names, and its index into what it names."""
+def _check_argument(v: Validator, at: str, a: Any, results: dict[str, Acquire], call: Call,
+                    loops: int) -> None:
+    """Argument ``a`` (field ``at``) of kernel call ``call``, inside ``loops`` loops: the
+    acquire, rtp, local or loop it names, and its index into what it names."""
     d = v.d
     if isinstance(a, BufferArg):
         v.refers(f"{at}.value", a.value, "acquire result", list(results), call.loc)
@@ -85,6 +86,14 @@ def _check_argument(v: Validator, at: str, a: Any, results: dict[str, Acquire], 
         v.index(f"{at}.index", a.index, n, f"the rtp's {n} slot(s)", call.loc)
     elif isinstance(a, LocalArg):
         v.refers(f"{at}.local", a.local, "local", [b.name for b in d.locals], call.loc)
+    elif isinstance(a, IndexArg):
+        if loops == 0:
+            v.fail(f"{at}.loop", f"is {a.loop}, but the call is in no loop", a.loop,
+                   f"pass a loop's index only inside that loop; {_REBUILD}", call.loc,
+                   limit="a loop around the call")
+        else:
+            v.index(f"{at}.loop", a.loop, loops, f"the {loops} loop(s) around the call",
+                    call.loc)
 
 
 def check_runtime(v: Validator) -> None:

@@ -1,5 +1,5 @@
 # expect: loop 26
-# why: the core passes the loop's index to a kernel: the body is traced once, so it would be 0 in every iteration.
+# why: the core computes with the loop's index before passing it: the body is traced once, so the product has no value (only the index itself reaches a kernel).
 import numpy as np
 
 from aiedsl import Tensor, design, fifo, herd, i32, loop, runtime
@@ -23,7 +23,7 @@ def add_one(inp: Tensor[1024, i32], out: Tensor[1024, i32]):
     def core():
         for i in loop(4):
             with a.consume() as x, b.produce() as y:
-                add(x, y, i)
+                add(x, y, i * 64)
 
     with runtime() as rt:
         rt.fill(a, inp)
