@@ -624,3 +624,67 @@ def test_a_link_over_its_bds_counts_the_buffers_spilled_to_a_neighbour(
         "help: lower the depth of 'in_l3' (depth=12) or give its memtile end consumer_depth="
         "{\"memtile\": 12} (d.py:6; 40 buffers now, each taking 2 of the 24 BDs)")
     check_design(load_design(design_file(text.replace("DEPTH", "12"))).ir)
+
+
+# A reviewer's find: the placer counted a memtile's even and odd channels by creation order,
+# while mlir-aie's lowering numbers the ends of a link whose buffer spilled to a neighbour
+# first. Here in0 -> in1 spills (375 KB of 512) and takes channel 0, the depth-12 xs -> x2
+# channel 1: even 8 BDs, odd 24 (fits). Counted by creation order, even held 28, and the
+# pinned design was refused, naming x2.
+SPILLED_FIRST = '''
+    import numpy as np
+    from aiedsl import Tensor, define, design, fifo, herd, i32, loop, memtile, runtime
+    from aiedsl.kernels import add
+
+    L2, T, XD = 96000, 960, define("XD", 12)
+
+    @design(device="npu1_2col")
+    def parity(x: Tensor[T, i32], inp: Tensor[L2, i32], out: Tensor[L2, i32]):
+        xs = fifo(Tensor[T, i32], name="xs", depth=XD)
+        x2 = xs.forward(name="x2", depth=XD, consumer_depth=2, via=memtile(0))
+        a = fifo(Tensor[L2, i32], name="in0", depth=2)
+        b = a.forward(Tensor[T, i32], name="in1", via=memtile(0))
+        c = fifo(Tensor[T, i32], name="out1")
+        d = c.forward(name="out0", via=memtile(0))
+        add_k = add(Tensor[T, i32])
+
+        @herd()
+        def core():
+            with x2.consume() as xv:
+                for _ in loop(L2 // T):
+                    with b.consume() as s, c.produce() as t:
+                        add_k(s, xv, t)
+
+        with runtime() as rt:
+            rt.fill(xs, x)
+            rt.fill(a, inp)
+            rt.drain(d, out, wait=True)
+
+    @parity.reference
+    def reference(x, inp):
+        return inp + np.tile(x, L2 // T)
+'''
+
+
+def test_bds_per_parity_count_a_spilled_links_ends_first(design_file: DesignFile) -> None:
+    from aiedsl.checks.tile_usage import TileUsage
+    from aiedsl.place.memtiles import demands, parity_shares
+    from aiedsl.place.objectfifo import lower
+    from aiedsl.targets import get_target
+
+    path = design_file(SPILLED_FIRST)
+    placed, table = check_design(load_design(path).ir)
+    usage = table[(0, 1)]
+    assert [TileUsage.total(usage.bds_by_parity[k]) for k in (0, 1)] == [8, 24]
+    need = demands(placed, lower(placed))
+    columns = [link.tile[0] for link in placed.links if link.tile is not None]
+    shares = parity_shares(columns, need, get_target(placed.device))
+    assert [sum(s[k] for s in shares) for k in (0, 1)] == [8, 24]
+    x = np.arange(960, dtype=np.int32)
+    assert simulate(load_design(path), {"x": x, "inp": np.arange(96000, dtype=np.int32)}).passed
+    # one more buffer each in xs and x2 overflows the odd channels, their own
+    assert check_error(path, {"XD": "13"}).splitlines()[:3] == [
+        "d.py:10: error [memtile buffer descriptors of odd channels]: memtile (0, 1) needs "
+        "more buffer descriptors of odd channels than it has",
+        "  limit: 24 (BDs 24-47)",
+        "  found: 26"]

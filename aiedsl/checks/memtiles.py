@@ -317,7 +317,7 @@ def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetM
     if alone is not None:
         col, what = alone
         here = [i for i in pinned if pins[i] == col]
-        shares = _shares(what, [col] * len(here), [need[i] for i in here])
+        shares = _shares(what, [col] * len(here), [need[i] for i in here], target)
         message = (f"the links pinned to memtile {(col, row)} need {_needed(what, sum(shares))},"
                    f" and a memtile has {_limit(what, target)}")
         found = _amount(what, sum(shares))
@@ -337,14 +337,15 @@ def check_memtile_room(d: Design, placed: Design, low: Lowering, target: TargetM
                       fix=_unpin(links, pins, free, _by_channel(d, links)))
 
 
-def _shares(what: str, columns: list[int], need: list[Demand]) -> list[int]:
+def _shares(what: str, columns: list[int], need: list[Demand], target: TargetModel
+            ) -> list[int]:
     """What each link placed in ``columns`` takes of ``what``: its bytes, or its BDs (on the
     channels of that parity)."""
     if what == "memory":
         return [n.memory for n in need]
     if what == "bds":
         return [n.need[3] for n in need]
-    return [share[what == "odd"] for share in parity_shares(columns, need)]
+    return [share[what == "odd"] for share in parity_shares(columns, need, target)]
 
 
 def _needed(what: str, n: int) -> str:

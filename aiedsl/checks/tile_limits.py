@@ -127,7 +127,7 @@ def _check_tile(u: TileUsage, target: TargetModel, links: dict[str, int],
                     if fits != VAGUE:
                         fix += f"; here, for example: {fits}"
                 _over(u, f"buffer descriptors of {'even' if parity == 0 else 'odd'} channels",
-                      f"{pool} (BDs {0 if parity == 0 else 24}-{23 if parity == 0 else 47})",
+                      f"{pool} (BDs {parity * pool}-{parity * pool + pool - 1})",
                       str(n), uses, fix + also(uses, pool),
                       at_largest=(over is not None and len(groups) > 1)
                       or any(x.fifo in repeats for x in uses))

@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from aiedsl.ir.base import Coord
 from aiedsl.ir.design import Design
 from aiedsl.ir.fifos import Link
 from aiedsl.place.objectfifo import Lowering, spill
@@ -90,28 +91,40 @@ def capacity(target: TargetModel, spilling: bool = False) -> Need:
     return m.dma_in, m.dma_out, m.memory * (reach if spilling else 1), m.bds
 
 
-def parity_shares(columns: Sequence[int], links: Sequence[Demand]) -> list[tuple[int, int]]:
+def spills(columns: Sequence[int], links: Sequence[Demand], target: TargetModel
+           ) -> list[tuple[Coord, ...]]:
+    """Where mlir-aie puts each buffer of each link when link ``i`` goes to column
+    ``columns[i]``: :func:`aiedsl.place.objectfifo.spill` of the links' stores in creation
+    order, given back per link."""
+    order = sorted(range(len(links)), key=lambda i: links[i].store[0])
+    row = target.memtile_rows[0]
+    homes: list[tuple[Coord, ...]] = [()] * len(links)
+    for i, tiles in zip(order, spill([((columns[i], row), links[i].store[1],
+                                       links[i].store[2]) for i in order], target)):
+        homes[i] = tiles
+    return homes
+
+
+def parity_shares(columns: Sequence[int], links: Sequence[Demand], target: TargetModel,
+                  homes: Sequence[tuple[Coord, ...]] | None = None) -> list[tuple[int, int]]:
     """The BDs each link takes on its memtile's even and odd channels when link ``i`` goes to
     column ``columns[i]``: an end's channel number counts the ends of its direction on its
-    memtile that the lowering makes before it (:func:`aiedsl.place.objectfifo.lower`, step 4)."""
-    ends: dict[tuple[int, int], list[tuple[int, int, int]]] = defaultdict(list)
+    memtile that the lowering numbers before it (:func:`aiedsl.place.objectfifo.lower`, step
+    4): those of links with a buffer spilled to a neighbour first, then the others, each in the
+    lowering's order. ``homes``: :func:`spills` of the same placement, when known."""
+    if homes is None:
+        homes = spills(columns, links, target)
+    row = target.memtile_rows[0]
+    ends: dict[tuple[int, int], list[tuple[bool, int, int, int]]] = defaultdict(list)
     for i, (col, link) in enumerate(zip(columns, links)):
+        later = all(t == (col, row) for t in homes[i])  # no buffer spilled: numbered after
         for order, side, n in link.bds:
-            ends[(col, side)].append((order, i, n))
+            ends[(col, side)].append((later, order, i, n))
     out = [[0, 0] for _ in links]
     for got in ends.values():
-        for number, (_, i, n) in enumerate(sorted(got)):
+        for number, (_, _, i, n) in enumerate(sorted(got)):
             out[i][number % 2] += n
     return [(even, odd) for even, odd in out]
-
-
-def parity_bds(columns: Sequence[int], links: Sequence[Demand], cols: int) -> list[list[int]]:
-    """BDs on each memtile's even and odd channels (:func:`parity_shares`, per column)."""
-    out = [[0, 0] for _ in range(cols)]
-    for col, (even, odd) in zip(columns, parity_shares(columns, links)):
-        out[col][0] += even
-        out[col][1] += odd
-    return out
 
 
 def over(columns: Sequence[int], links: Sequence[Demand], target: TargetModel,
@@ -122,15 +135,15 @@ def over(columns: Sequence[int], links: Sequence[Demand], target: TargetModel,
     Channels are left to :func:`fit`'s callers, which refuse those first. Memory is counted
     where mlir-aie puts each buffer (:func:`aiedsl.place.objectfifo.spill`), or without
     ``spilling`` all on the link's own memtile."""
-    parity = parity_bds(columns, links, target.cols)
+    homes = spills(columns, links, target)
+    parity = [[0, 0] for _ in range(target.cols)]
+    for col, (even, odd) in zip(columns, parity_shares(columns, links, target, homes)):
+        parity[col][0] += even
+        parity[col][1] += odd
     per = target.memtile.bds_per_channel_parity
-    # memory as mlir-aie places the buffers: in creation order, spilling to a neighbour
-    order = sorted(range(len(links)), key=lambda i: links[i].store[0])
-    row = target.memtile_rows[0]
     used = [0] * target.cols
-    for i, homes in zip(order, spill([((columns[i], row), links[i].store[1],
-                                       links[i].store[2]) for i in order], target)):
-        for col, _ in homes:
+    for i, tiles in enumerate(homes):
+        for col, _ in tiles:
             used[col if spilling else columns[i]] += links[i].store[2]
     for col in range(target.cols):
         here = [link for c, link in zip(columns, links) if c == col]
