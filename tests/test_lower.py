@@ -23,7 +23,7 @@ from aiedsl.checks import check_design
 from aiedsl.errors import ToolchainError
 from aiedsl.loader import load_design
 from aiedsl.toolchain.lower import renderable
-from aiedsl.toolchain.physical import diff_physical, parse_physical
+from aiedsl.toolchain.physical import diff_physical, parse_physical, unread
 from aiedsl.targets import get_target
 from shared_reference import reference_file
 
@@ -465,3 +465,26 @@ def test_auto_spelling_refused_both_ways_raises_the_first_failure_and_says_so(
     out = lowering_tools["root"] / "out"
     assert "subview.access" in (out / "aie.mlir").read_text()  # the first spelling's, as raised
     assert len(_calls(lowering_tools["log"])) == 2
+
+
+@pytest.mark.parametrize("name", ["gemm_bf16_npu1_512", "passthrough_npu1"])
+def test_lock_counts_spelled_as_ssa_values_read_the_same(name: str) -> None:
+    """mlir-aie since PR 3308 (July 2026) spells a use_lock's count as an i32 SSA value: the
+    reader resolves it through its arith.constant, and every BD reads as the literal spelling
+    did (read by the 2026-03 pattern alone, each lock came back None, unsaid: a reviewer)."""
+    import re
+
+    text = reference_file("mlir-aie-lowered", name, "physical.mlir").read_text()
+    counts = sorted({int(n) for n in re.findall(r"aie\.use_lock\(%[\w.$-]+, \w+, (\d+)\)", text)})
+    assert counts
+    # each DMA block defines its constants first, as the newer lowering does
+    ssa = re.sub(r"aie\.use_lock\((%[\w.$-]+), (\w+), (\d+)\)",
+                 lambda m: f"aie.use_lock({m[1]}, {m[2]}, %c{m[3]}_i32)", text)
+    consts = "".join(f"\n      %c{n}_i32 = arith.constant {n} : i32" for n in counts)
+    ssa = re.sub(r"(= aie\.(?:mem|memtile_dma|shim_dma)\(%[\w.$-]+\) \{)", r"\1" + consts, ssa)
+    assert parse_physical(ssa) == parse_physical(text)
+    assert unread(ssa) == unread(text) == []
+    missing = ssa.replace(f"%c{counts[0]}_i32 = arith.constant {counts[0]} : i32", "")
+    assert unread(missing) == [
+        f"lock counts given by %c{counts[0]}_i32, which no arith.constant defines (those BDs' "
+        "acquires and releases)"]

@@ -94,20 +94,32 @@ def parse_physical(text: str) -> Physical:
 
 
 def unread(text: str) -> list[str]:
-    """What of ``physical.mlir``'s switches :func:`parse_physical` cannot read, one phrase each
-    (empty when it reads them all): an op of a switchbox or shim mux other than
-    ``aie.connect``, ``aie.amsel``, ``aie.masterset``, ``aie.packet_rules`` and ``aie.rule``,
-    or an amsel that a master set or a rule names and the switch does not define. A stream
-    through such a switch may be drawn short or not at all."""
+    """What of ``physical.mlir`` :func:`parse_physical` cannot read, one phrase each (empty
+    when it reads it all): an op of a switchbox or shim mux other than ``aie.connect``,
+    ``aie.amsel``, ``aie.masterset``, ``aie.packet_rules`` and ``aie.rule``, or an amsel that a
+    master set or a rule names and the switch does not define (a stream through such a switch
+    may be drawn short or not at all); a BD's lock count given by an SSA value no
+    ``arith.constant`` defines (its acquire or release is then left out)."""
     tiles = {name: (int(c), int(r)) for name, c, r in _TILE.findall(text)}
-    return _switches(text, tiles)[1]
+    gaps = _switches(text, tiles)[1]
+    whole = _constants(text)
+    counts = {value for m in _BLOCK.finditer(text)
+              for consts in [{**whole, **_constants(_braced(text, m.end() - 1))}]
+              for _, _, value in _USE_LOCK.findall(_braced(text, m.end() - 1))
+              if _lock_count(value, consts) is None}
+    if counts:
+        gaps.append(f"lock counts given by {', '.join(sorted(counts))}, which no arith.constant "
+                    "defines (those BDs' acquires and releases)")
+    return gaps
 
 
 def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
     out = []
+    whole = _constants(text)
     for m in _BLOCK.finditer(text):
         tile = tiles[m.group(3)]
         body = _braced(text, m.end() - 1)
+        consts = {**whole, **_constants(body)}  # the block's own first
         # blocks: ^bbN: ... ; each dma_start names its first block and the next start's block,
         # and since mlir-aie PR 3115 a repeated fifo's single buffer the times it is sent again
         blocks = _blocks(body)
@@ -118,7 +130,7 @@ def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
             label = start.group(3)
             while label in blocks and label not in seen:
                 seen.add(label)
-                bd, nxt = _bd(blocks[label])
+                bd, nxt = _bd(blocks[label], consts)
                 if bd is None:
                     break
                 chain.append(bd)
@@ -147,11 +159,28 @@ def _blocks(body: str) -> dict[str, str]:
 
 _DMA_BD = re.compile(r"aie\.dma_bd\(%([\w.$-]+) : memref<[^>]*>, (\d+), (\d+)(?:, \[(.*?)\])?"
                      r"(?:, [^)]*)?\) \{([^}]*)\}")
+# the count: a literal (mlir-aie as of 2026-03), or an i32 SSA value (since PR 3308, July 2026:
+# aiedsl.toolchain.mlir_syntax), read through the arith.constant that defines it
 _USE_LOCK = re.compile(r"aie\.use_lock\(%([\w.$-]+), (AcquireGreaterEqual|Acquire|Release), "
-                       r"(\d+)\)")
+                       r"(\d+|%[\w.$-]+)\)")
+_CONSTANT = re.compile(r"%([\w.$-]+) = arith\.constant (-?\d+) : i32\b")
 
 
-def _bd(block: str) -> tuple[Bd | None, str | None]:
+def _constants(text: str) -> dict[str, int]:
+    """The i32 constants ``text`` defines, by SSA name (with its ``%``); a name defined twice
+    with two values is left out (each region may number its values afresh)."""
+    seen: dict[str, set[int]] = defaultdict(set)
+    for name, value in _CONSTANT.findall(text):
+        seen["%" + name].add(int(value))
+    return {name: next(iter(values)) for name, values in seen.items() if len(values) == 1}
+
+
+def _lock_count(value: str, consts: dict[str, int]) -> int | None:
+    """A use_lock's count, a literal or a constant's SSA name (None: no constant defines it)."""
+    return int(value) if value[0] != "%" else consts.get(value)
+
+
+def _bd(block: str, consts: dict[str, int]) -> tuple[Bd | None, str | None]:
     m = _DMA_BD.search(block)
     if m is None:
         return None, None
@@ -160,10 +189,13 @@ def _bd(block: str) -> tuple[Bd | None, str | None]:
     attrs = _attrs(m.group(5))
     acquire = release = None
     for lock, action, value in _USE_LOCK.findall(block):
+        count = _lock_count(value, consts)
+        if count is None:
+            continue  # said by unread()
         if action.startswith("Acquire"):
-            acquire = (lock, int(value))
+            acquire = (lock, count)
         else:
-            release = (lock, int(value))
+            release = (lock, count)
     nxt = re.search(r"aie\.next_bd \^(\w+)", block)
     return Bd(id=attrs["bd_id"], buffer=m.group(1), offset=int(m.group(2)),
               length=int(m.group(3)), dims=dims, next=attrs.get("next_bd_id"),
