@@ -493,6 +493,7 @@ def test_the_stats_file_holds_the_work_past_the_wait_and_back_to_back_timing(
     after = _simulated(t)["after_wait"]
     json.dumps(after, allow_nan=False)
     assert after == {"core": "core[0,0]", "seconds": t.after_cycles / t.clock_hz,
+                     "next_invocation": False,
                      "until_seconds": {"core[0,0]": t.core_until["core[0,0]"] / t.clock_hz},
                      "back_to_back_seconds": t.back_to_back_cycles / t.clock_hz,
                      "back_to_back_gops": t.back_to_back_gops,

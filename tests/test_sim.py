@@ -1291,3 +1291,123 @@ def test_a_result_pickles_leaving_its_machine_behind(in_root: Path) -> None:
                                              "simulated it"):
         again.machine.engine
     assert result.machine.engine is not None  # the result pickled keeps its own
+
+
+def test_the_trace_tells_waiting_and_the_next_invocation_from_work(in_root: Path,
+                                                                   tmp_path: Path) -> None:
+    """A sending channel's element waiting for its receivers had one span, named as its moving
+    ones (a 65 us span of a memtile broadcast that moved data 7% of the run), and a core's next
+    pass (the next invocation's calls) was drawn as this run's (32 zero calls against 16
+    counted): a tester summed slices by category and got neither figure."""
+    path = tmp_path / "t.json"
+    result = simulate(load_design("designs/gemm_bf16.py", {"M": "256", "K": "256", "N": "256"}),
+                      trace=str(path))
+    doc = json.loads(path.read_text())
+    tids = {e["tid"]: e["args"]["name"] for e in doc["traceEvents"]
+            if e["ph"] == "M" and e["name"] == "thread_name"}
+    total: dict[tuple[str, str], float] = {}
+    for e in doc["traceEvents"]:
+        if e["ph"] == "X":
+            key = (tids[e["tid"]], e["cat"])
+            total[key] = total.get(key, 0.0) + e["dur"]
+    t = result.timing
+    device_us = t.device_cycles / t.clock_hz * 1e6
+    assert {cat for _, cat in total} == {"core", "core next invocation", "mm2s", "mm2s waiting",
+                                         "s2mm", "runtime"}
+    for name, busy in t.channel_busy.items():
+        kind = "mm2s" if "->" in name else "s2mm"
+        drawn = total.get((name, kind), 0.0)
+        waiting = total.get((name, f"{kind} waiting"), 0.0)
+        assert (drawn + waiting) / device_us == pytest.approx(busy, abs=1e-6), name
+        assert drawn / device_us == pytest.approx(t.channel_moving[name], abs=1e-6), name
+    for name, busy in t.core_busy.items():
+        assert total[(name, "core")] / device_us == pytest.approx(busy, abs=1e-6), name
+    zeros = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["name"].startswith("zero_")]
+    assert len([e for e in zeros if e["cat"] == "core"]) == 16
+    assert {e["name"] for e in zeros if e["cat"] == "core next invocation"} == {
+        "zero_f32_4096 (next invocation)"}
+
+
+SLOW_CALL = '''
+    import numpy as np
+    from aiedsl import Tensor, define, design, fifo, herd, i32, local, loop, runtime
+    from aiedsl.kernels import buffer, declare
+
+    SLOW = define("SLOW", 20000)
+    T = Tensor[1024, i32]
+
+    def double_ref(src, dst):
+        dst[...] = src * 2
+
+    @design(device="npu1_1col")
+    def d(a: Tensor[4096, i32], c: Tensor[4096, i32]):
+        k = declare("double_i32_1024", source="double.cc", entry="double_i32<1024>",
+                    args=[buffer("src", T), buffer("dst", T, "out")],
+                    reference=double_ref, cost="fast", cycles=142)
+        slow = declare("slow_i32_1024", source="double.cc", entry="double_i32<1024>",
+                       args=[buffer("src", T), buffer("dst", T, "out")],
+                       reference=double_ref, cost="slow", cycles=SLOW)
+        tmp = local(T, name="tmp", initial=0)
+        tmp2 = local(T, name="tmp2")
+        fi = fifo(T, name="fin")
+        fo = fifo(T, name="fout")
+
+        @herd()
+        def core():
+            EARLY
+            for _ in loop(4):
+                with fi.consume() as x, fo.produce() as y:
+                    k(x, y)
+            LATE
+
+        with runtime() as rt:
+            rt.fill(fi, a)
+            rt.drain(fo, c)
+
+    @d.reference
+    def reference(a):
+        return a * 2
+'''
+
+
+def _slow_call(design_file: Callable[..., Path], where: str) -> Path:
+    design_file("template <unsigned N> void double_i32(const int *in, int *out) {\n"
+                "  for (unsigned i = 0; i < N; ++i) out[i] = 2 * in[i];\n}\n", "double.cc")
+    return design_file(SLOW_CALL.replace("EARLY", "slow(tmp, tmp2)" if where == "early" else "")
+                       .replace("LATE", "slow(tmp, tmp2)" if where == "late" else ""))
+
+
+def test_a_next_pass_past_the_hosts_wait_is_said_as_the_next_invocations(
+        design_file: Callable[..., Path]) -> None:
+    """A slow call at the start of the core's program: the core's next pass makes it again
+    while the host's wait returns. Said as "calls after the last output" (there are none), and
+    the core's busy share taken over a time that held the next pass (48%, where one run keeps
+    it busy 83% of the device time): a tester."""
+    t = simulate(load_design(_slow_call(design_file, "early"))).timing
+    assert t.after_core == "core[0,0]" and t.after_cycles > 17_000 and t.after_next_pass
+    assert t.core_until == {}
+    assert round(t.core_busy["core[0,0]"], 2) == round(20_010 * 1.0 / t.device_cycles + 4 * 152
+                                                       / t.device_cycles, 2) == 0.83
+    line = next(ln for ln in t.lines() if ln.startswith("after the host's wait"))
+    assert line.startswith(
+        "after the host's wait: core[0,0] works 17.8 us more (the next invocation's first "
+        "calls: its program starts again as its pass ends, and they wait for no data from the "
+        "host; the time above stops at that wait)")
+
+
+def test_a_call_after_the_wait_is_no_bottleneck_of_one_run(
+        design_file: Callable[..., Path]) -> None:
+    """A slow call after the loop that makes the output: one run takes 17.6 us however slow it
+    is, so "For one run: compute ... faster kernels would help" (said from its share of its own
+    time) was wrong: a tester made it 100x faster and one run took as long."""
+    path = _slow_call(design_file, "late")
+    slow, fast = (simulate(load_design(path, {"SLOW": n})).timing for n in ("200000", "2000"))
+    assert slow.device_cycles == fast.device_cycles
+    assert not slow.after_next_pass
+    one_run = ("runtime: issuing the shim DMA tasks one by one takes 73% of the time; each "
+               "tensor already moves in one task per direction: a fixed cost, which more work "
+               "per invocation spreads thinner")
+    assert fast.bottleneck.sentence() == slow.bottleneck.sentence() == one_run
+    line = next(ln for ln in slow.lines() if ln.startswith("bottleneck"))
+    assert line.startswith("bottleneck: back to back, core[0,0]: it computes ")
+    assert line.endswith(f"For one run: {one_run}")

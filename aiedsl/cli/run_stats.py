@@ -78,6 +78,8 @@ def _after_wait(t: Timing) -> dict[str, Any] | None:
         return None
     b = t.back_to_back_cycles
     return {"core": t.after_core, "seconds": t.after_cycles / t.clock_hz,
+            # all of it the next invocation's first calls (the core's program loops)
+            "next_invocation": t.after_next_pass,
             "until_seconds": {n: c / t.clock_hz for n, c in sorted(t.core_until.items())},
             "back_to_back_seconds": None if b is None else b / t.clock_hz,
             "back_to_back_gops": None if b is None else t.back_to_back_gops,

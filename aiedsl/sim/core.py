@@ -7,6 +7,7 @@ cascade words (:mod:`aiedsl.sim.cascade_stream`), runtime-parameter reads and ba
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, Callable, Generator
 
 import numpy as np
@@ -24,7 +25,7 @@ from aiedsl.sim.core_program import CALL as _CALL
 from aiedsl.sim.core_program import LOOP as _LOOP
 from aiedsl.sim.core_program import REL as _REL
 from aiedsl.sim.core_program import End, compile_core
-from aiedsl.sim.processes import PAUSE, Gen, Proc, Request
+from aiedsl.sim.processes import NEXT_INVOCATION, PAUSE, Gen, Proc, Request
 from aiedsl.sim.operands import accumulate, finish_shared, write_back_taken
 from aiedsl.sim.state import CallLimit, Machine, Ring, SimFault
 from aiedsl.user_errors import user_exception
@@ -188,10 +189,13 @@ def run_core(m: Machine, p: Proc, core: Core, rings: dict[tuple[str, str, str], 
     blocks = any(ins[0] in (_ACQ, _BAR) or (ins[0] == _CALL and ins[6] is not None)
                  for ins in code)
     passes = 0
+    p.info["calls"] = array("d")  # the counted calls' (start, end), for the timing summary
     while True:
         yield from _one_pass(m, p, core, code, accs, counted=passes < m.invocations)
         passes += 1
         p.info["passes"] = passes
+        if passes == m.invocations:  # the work the run times ends here; later passes' is not
+            p.info["counted_end"] = p.time
         kept = {key: len(h) for key, h in p.info["held"].items() if h}
         if kept and "ended_holding" not in p.info:  # a missing release: deadlock reports say it
             p.info["ended_holding"] = kept
@@ -218,6 +222,7 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
     times = engine.times
     acquire_cost, release_cost = costs.acquire, costs.release
     call_limit = m.call_limit
+    calls = info["calls"]
     counters: list[int] = []
     pc = 0
     n_code = len(code)
@@ -308,6 +313,8 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
             p.time += cost
             if counted:
                 p.busy += cost
+                calls.append(start)
+                calls.append(start + cost)
                 m.kernel_calls += 1
                 if m.kernel_calls == call_limit:
                     raise CallLimit
@@ -315,9 +322,12 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
                 m.ops += k.call_ops(ins[4].args) if k.op_counts else k.ops
             if engine.trace:
                 computed = start + cost
-                p.spans.append((start, computed, k.symbol))
+                # a later pass is the next invocation's work, started as this one's ends (the
+                # core's program loops): drawn, but not counted in this run's figures
+                later = "" if counted else NEXT_INVOCATION
+                p.spans.append((start, computed, k.symbol + later))
                 if p.time > computed:  # the cascade's stall: waiting, not computing (core_busy)
-                    p.spans.append((computed, p.time, f"cascade stall ({k.symbol})"))
+                    p.spans.append((computed, p.time, f"cascade stall ({k.symbol}){later}"))
         elif tag == _REL:
             e, count = ins[1], ins[2]
             h = e.held

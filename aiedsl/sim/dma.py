@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from aiedsl.sim.engine import Engine
-from aiedsl.sim.processes import Chunk, Conn, Lock, Port, Proc
+from aiedsl.sim.processes import WAITING, Chunk, Conn, Lock, Port, Proc
 
 _ACQ, _GET, _STORE, _SEND, _SENT, _FREE = range(6)
 """Where a channel stands: waiting for a lock (``_ACQ``), the stream (``_GET``) or its receivers
@@ -367,7 +367,12 @@ class Send:
                 if stalled > 0:
                     p.waited += stalled
                 if engine.trace:
-                    p.spans.append((self.start, p.time, self.conn.name))
+                    # the part before the element streams (all of it when every receiver
+                    # was ready) is waiting, drawn apart so a tuner tells it from moving data
+                    moving = req[1].done - req[1].data.nbytes / self.conn.rate
+                    if moving > self.start:
+                        p.spans.append((self.start, moving, self.conn.name + WAITING))
+                    p.spans.append((max(moving, self.start), p.time, self.conn.name))
                     p.open = None
                 self.sends += 1
                 if self.sends < self.repeat:  # the same part again, still held

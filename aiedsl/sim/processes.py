@@ -20,6 +20,18 @@ PAUSE: Request = ("pause",)
 """What a process yields after a lock it took itself moved its clock past an earlier runnable
 one: it waits for nothing, it only lets earlier clocks go first."""
 
+WAITING = " (waiting for receivers)"
+"""The suffix of a sending channel's trace span while its element waits for a receiver to take
+it: the channel is busy (it holds the element) but moves nothing."""
+
+NEXT_INVOCATION = " (next invocation)"
+"""The suffix of a core's trace span of a later pass: the next invocation's work, which the
+core's program starts as this one's ends; drawn, not counted in the run's figures."""
+
+BURSTS = " (write bursts)"
+"""The suffix of a shim drain's trace span of its write bursts' overhead, after the element
+streamed in."""
+
 
 class Lock:
     """A counting semaphore as AIE2 locks are used by object fifos; units carry release times."""

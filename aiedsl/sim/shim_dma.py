@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from aiedsl.sim.engine import Engine
-from aiedsl.sim.processes import Conn, Gen, Port, Proc, WorkQueue
+from aiedsl.sim.processes import BURSTS, WAITING, Conn, Gen, Port, Proc, WorkQueue
 from aiedsl.sim.patterns import pattern_reader, pattern_writer
 from aiedsl.sim.state import Machine
 
@@ -57,8 +57,10 @@ def shim_fill(engine: Engine, m: Machine, p: Proc, q: WorkQueue, conn: Conn, nby
             stalled = p.time - start - lead - piece.nbytes / rate  # a receiver was not ready
             if stalled > 0:
                 p.waited += stalled
-            if engine.trace:
-                p.spans.append((start, p.time, conn.name))
+            if engine.trace:  # waiting for the receiver first (see the docstring)
+                if stalled > 0:
+                    p.spans.append((start, start + stalled, conn.name + WAITING))
+                p.spans.append((start + max(stalled, 0.0), p.time, conn.name))
         q.finished.append(p.time)
         if token is not None:  # rt.fill(..., wait=True): done once its last byte is sent
             engine.complete(token, p.time)
@@ -86,7 +88,7 @@ def shim_drain(engine: Engine, m: Machine, p: Proc, q: WorkQueue, port: Port, nb
             p.time = max(p.time, written) + overhead
             p.busy += overhead
             if engine.trace and overhead:  # the busy time a trace shows, as a fill's does
-                p.spans.append((p.time - overhead, p.time, port.conn.name))
+                p.spans.append((p.time - overhead, p.time, port.conn.name + BURSTS))
         q.finished.append(p.time)
         if token is not None:
             engine.complete(token, p.time)

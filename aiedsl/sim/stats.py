@@ -4,6 +4,7 @@ bottleneck."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypedDict
 
 from aiedsl.ir.core_ops import Call
@@ -32,21 +33,28 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
     clock = m.clock_hz
     procs = m.engine.procs
     cycles = max((p.time for p in procs), default=0.0)
-    after, late = 0.0, ""
+    after, late, next_pass = 0.0, "", False
+    cores = [p for p in procs if p.kind == "core"]
+    # where each core's timed work ends: its last counted pass (a later one, which its program
+    # starts at once, is the next invocation's)
+    ends = {p.name: p.info.get("counted_end", p.time) for p in cores}
     if m.runtime is not None and m.runtime.finished:
         # the host's wait returns with the sequence's last instruction: nothing in it waits
         # for a core (run_runtime), so a core's work past it is not the invocation's time
         cycles = m.ends[0] if m.ends else m.runtime.time
-        cores = [p for p in procs if p.kind == "core"]
         last = max(cores, key=lambda p: p.time, default=None)
         if last is not None and last.time > cycles:
             after, late = last.time - cycles, last.name
+            next_pass = all(end <= cycles for end in ends.values())
     total = cycles or 1.0
-    # a core that works on past the host's wait is busy over the time until it stops: over
-    # the device time alone its share could pass 100%
-    until = {p.name: p.time for p in procs
-             if p.kind == "core" and after and p.time > cycles}
-    core_busy = {p.name: p.busy / until.get(p.name, total) for p in procs if p.kind == "core"}
+    # a core whose timed work goes on past the host's wait is busy over the time until it
+    # stops: over the device time alone its share could pass 100%
+    until = {name: end for name, end in ends.items() if after and end > cycles}
+    core_busy = {p.name: p.busy / until.get(p.name, total) for p in cores}
+    # and what bounds one run is its work before the wait (a tester: a slow call after the
+    # last output was named the bottleneck of a run it did not lengthen)
+    before = {p.name: _busy_before(p.info.get("calls", ()), cycles) / total
+              for p in cores if p.name in until}
     channels = [p for p in procs if p.kind in ("mm2s", "s2mm")]
     channel_busy = {p.name: p.busy / total for p in channels}
     channel_moving = {p.name: (p.busy - p.waited) / total for p in channels}
@@ -55,7 +63,8 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
            "DRAM write": m.dram.write.moved / (total * m.dram.write.bytes_per_cycle)}
     dram_dir = max(use, key=lambda k: use[k])
     dram = use[dram_dir]
-    top_core = max(core_busy.items(), key=lambda kv: kv[1], default=("", 0.0))
+    one_run = {**core_busy, **before}  # each core's share of one run's time
+    top_core = max(one_run.items(), key=lambda kv: kv[1], default=("", 0.0))
     # like with like: a channel's time moving data, not its waiting for a receiver to be ready
     # (a core waiting for data is not busy either)
     top_chan = max(channel_moving.items(), key=lambda kv: kv[1], default=("", 0.0))
@@ -106,7 +115,7 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
     named = ({e.fifo for e in single} | {f for e in single for f, _ in e.also}
              | {e.memtile for e in single if e.memtile} | {receiver})
     stall = buffer_stall(m, total, named - {""})
-    busiest, tied = _busiest(m, core_busy)
+    busiest, tied = _busiest(m, one_run)
     bandwidth = tm.dram_read_bytes_per_s if dram_dir == "DRAM read" else tm.dram_write_bytes_per_s
     rtp_writes = sum(1 for op in m.design.runtime if isinstance(op, RtpWrite))
     barrier_sets = sum(1 for op in m.design.runtime if isinstance(op, SetBarrier))
@@ -138,7 +147,8 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
     return Timing(round(cycles + fixed * clock, 6), clock, m.ops, core_busy, channel_busy,
                   int(m.dram.moved), dram, why, device_cycles=cycles, invocation_s=fixed,
                   invocation_spread_s=tm.invocation_spread_s,
-                  after_cycles=after, after_core=late, core_until=until,
+                  after_cycles=after, after_core=late, after_next_pass=next_pass,
+                  core_until=until,
                   dram_read_bytes=int(m.dram.read.moved), dram_write_bytes=int(m.dram.write.moved),
                   profiled=tuple(k.symbol for k in m.design.kernels
                                  if k.cycles_source == "profile"),
@@ -352,3 +362,15 @@ def _shim_traffic(m: Machine, channel: str, total: float) -> _ShimTraffic:
     if 0 < count <= FEW_ELEMENTS and one >= FEW_ELEMENTS_SHARE * total:
         out["few_elements"] = (count, elem.nbytes)
     return out
+
+
+def _busy_before(calls: Sequence[float], when: float) -> float:
+    """Cycles a core's counted calls (``calls``: start, end, start, end, ... in order) spent
+    computing before ``when``."""
+    busy = 0.0
+    for i in range(0, len(calls), 2):
+        start, end = calls[i], calls[i + 1]
+        if start >= when:
+            break
+        busy += (end if end < when else when) - start
+    return busy

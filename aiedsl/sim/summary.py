@@ -117,6 +117,10 @@ class Timing:
     invocation, started at once, overlaps; 0 when every core is done by then."""
     after_core: str = ""
     """The core that works longest past the host's wait ("" when none does)."""
+    after_next_pass: bool = False
+    """Whether that work is all the next invocation's: each core's program ends its pass before
+    the wait and starts again at once (the core loops), its first calls needing nothing the
+    host sends; False when a core's own pass goes on past the wait."""
     core_until: dict[str, float] = field(default_factory=dict)
     """Per core that works past the host's wait: cycles from the device's start until it stops
     (its :attr:`core_busy` is a fraction of these, not of the device time)."""
@@ -233,9 +237,12 @@ class Timing:
                f"{self.device_cycles:,.0f} cycles at {self.clock_hz / 1e9:g} GHz)"]
         if self.after_cycles:
             more = (f"after the host's wait: {self.after_core} works "
-                    f"{significant(self.after_cycles / self.clock_hz * 1e6)} us more (calls "
-                    "after the last output the runtime waits for; the time above stops at that "
-                    "wait)")
+                    f"{significant(self.after_cycles / self.clock_hz * 1e6)} us more (" + (
+                        "the next invocation's first calls: its program starts again as its "
+                        "pass ends, and they wait for no data from the host"
+                        if self.after_next_pass else
+                        "calls after the last output the runtime waits for")
+                    + "; the time above stops at that wait)")
             b = self.back_to_back_cycles
             if self.runs_once:
                 out.append(f"{more}; the design runs once per load (a core of forever=False)")

@@ -8,12 +8,31 @@ import json
 from pathlib import Path
 from typing import Any
 
+from aiedsl.sim.processes import NEXT_INVOCATION, WAITING
 from aiedsl.sim.state import Machine
 from aiedsl.version import __version__
 
 TRACE_TICKS_PER_US = 10_000
 """A trace's times are whole tenths of a nanosecond, written in microseconds as the format
 asks."""
+
+
+def category(kind: str, label: str) -> str:
+    """A span's ``cat``: its track's kind (``core``, ``mm2s``, ...), told apart where the span
+    is not that track's own work, so that filtering or summing by category does not mix
+    waiting with working: ``core stall`` (a cascade's), ``core next invocation`` (a later
+    pass), ``mm2s waiting`` (an element no receiver has taken yet).
+
+    >>> category("core", "matmul (next invocation)"), category("mm2s", "a (waiting for receivers)")
+    ('core next invocation', 'mm2s waiting')
+    """
+    if label.endswith(NEXT_INVOCATION):
+        return f"{kind} next invocation"
+    if label.startswith("cascade stall"):
+        return f"{kind} stall"
+    if label.endswith(WAITING):
+        return f"{kind} waiting"
+    return kind
 
 
 def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
@@ -39,12 +58,14 @@ def chrome_trace(m: Machine, clock_hz: float) -> dict[str, Any]:
             # both ends rounded, the duration their difference: spans that meet stay met (each
             # rounded on its own, one overlapped the next by a tick, which the format forbids)
             first, last = round(start * tick), round(end * tick)
-            if stuck and last == first:  # blocked at the very end: a moment, not a span
-                events.append({"name": label, "cat": p.kind, "ph": "i", "s": "t", "pid": 1,
-                               "tid": tid, "ts": first / TRACE_TICKS_PER_US})
-                continue
-            events.append({"name": label, "cat": p.kind, "ph": "X", "pid": 1, "tid": tid,
-                           "ts": first / TRACE_TICKS_PER_US,
+            if last == first:
+                if stuck:  # blocked at the very end: a moment, not a span
+                    events.append({"name": label, "cat": category(p.kind, label), "ph": "i",
+                                   "s": "t", "pid": 1, "tid": tid,
+                                   "ts": first / TRACE_TICKS_PER_US})
+                continue  # (a wait shorter than a tick, before a send: nothing to draw)
+            events.append({"name": label, "cat": category(p.kind, label), "ph": "X", "pid": 1,
+                           "tid": tid, "ts": first / TRACE_TICKS_PER_US,
                            "dur": (last - first) / TRACE_TICKS_PER_US})
     # otherData first: it says who wrote the file within its first bytes (is_aiedsl_trace).
     return {"otherData": {"generator": f"aiedsl {__version__}", "clock_hz": clock_hz,
