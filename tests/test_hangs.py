@@ -1058,7 +1058,8 @@ def test_a_hang_trace_draws_the_blocked_channels_and_the_runtimes_wait(tmp_path:
     blocked = sorted((names[ev["tid"]], ev["name"], ev["ph"]) for ev in doc["traceEvents"]
                      if ev["name"].endswith("(blocked)"))
     assert blocked == [("dma core[0,0] -> lo", "lo (blocked)", "X"),
-                       ("runtime", "waits for the drain of 'hi' (line 43) (blocked)", "i")]
+                       ("runtime", "waits for the drain of 'hi' (line 42; the wait: line 43) "
+                        "(blocked)", "i")]
 
 
 def test_a_fifo_no_depth_of_which_ends_the_hang_says_why(

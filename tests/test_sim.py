@@ -1312,8 +1312,9 @@ def test_the_trace_tells_waiting_and_the_next_invocation_from_work(in_root: Path
             total[key] = total.get(key, 0.0) + e["dur"]
     t = result.timing
     device_us = t.device_cycles / t.clock_hz * 1e6
-    assert {cat for _, cat in total} == {"core", "core next invocation", "mm2s", "mm2s waiting",
-                                         "s2mm", "runtime"}
+    assert {cat for _, cat in total} == {"core", "core next invocation", "core waiting",
+                                         "mm2s", "mm2s waiting", "s2mm", "runtime",
+                                         "runtime waiting"}
     for name, busy in t.channel_busy.items():
         kind = "mm2s" if "->" in name else "s2mm"
         drawn = total.get((name, kind), 0.0)
@@ -1322,6 +1323,9 @@ def test_the_trace_tells_waiting_and_the_next_invocation_from_work(in_root: Path
         assert drawn / device_us == pytest.approx(t.channel_moving[name], abs=1e-6), name
     for name, busy in t.core_busy.items():
         assert total[(name, "core")] / device_us == pytest.approx(busy, abs=1e-6), name
+    # a core's idle time is drawn with what it waits for (gaps with no reason: the tester)
+    waits = {e["name"] for e in doc["traceEvents"] if e["ph"] == "X" and e["cat"] == "core waiting"}
+    assert {f"waits for an element of '{f}_{i}'" for f in "ab" for i in range(4)} <= waits
     zeros = [e for e in doc["traceEvents"] if e["ph"] == "X" and e["name"].startswith("zero_")]
     assert len([e for e in zeros if e["cat"] == "core"]) == 16
     assert {e["name"] for e in zeros if e["cat"] == "core next invocation"} == {

@@ -259,6 +259,9 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
                     yield ("acq", e.acquire, need)
                     del info["waiting"]
                 e.stalled += p.time - before
+                if engine.trace and p.time > before:  # why the core is idle: drawn
+                    p.spans.append((before, p.time,
+                                    ins[6] + ("" if counted else NEXT_INVOCATION)))
                 p.time += acquire_cost
                 first = e.next
                 depth = e.depth

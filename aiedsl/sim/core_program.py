@@ -102,7 +102,10 @@ def compile_core(m: Machine, core: Core, rings: dict[tuple[str, str, str], Ring]
             elif isinstance(op, Acquire):
                 cell = cells.setdefault(op.result, [None, None])
                 e = end(op.fifo, op.port)
-                out.append((ACQ, e, op.count, cell, op, id(e)))
+                # (ACQ, end, count, cell, op, the end's id, what a trace calls its wait)
+                wait = (f"waits for an element of '{op.fifo}'" if op.port == "consume" else
+                        f"waits for a free buffer of '{op.fifo}'")
+                out.append((ACQ, e, op.count, cell, op, id(e), wait))
             elif isinstance(op, Release):
                 out.append((REL, end(op.fifo, op.port), op.count, op))
             elif isinstance(op, Call):

@@ -82,7 +82,11 @@ def _sequence(m: Machine, p: Proc, program: tuple[Step, ...]) -> Gen:
             p.info["waiting"] = m.design.runtime[op.order]  # the IR's Wait, for explanations
             if engine.trace:  # drawn to where the run stops, if it stops in it (sim.trace)
                 what = "drain" if op.direction == "S2MM" else "fill"
-                p.open = (p.time, f"waits for the {what} of '{op.fifo}' (line {op.loc.line})")
+                # the transfer's line, and the wait's where that is another (an rt.sync())
+                at = token.loc.line if token.loc is not None else op.loc.line
+                lines = f"line {at}" + (f"; the wait: line {op.loc.line}"
+                                        if at != op.loc.line else "")
+                p.open = (p.time, f"waits for the {what} of '{op.fifo}' ({lines})")
             yield ("done", token)
             if p.open is not None and p.time > p.open[0]:  # a wait that took time: drawn too
                 p.spans.append((p.open[0], p.time, p.open[1]))

@@ -18,10 +18,11 @@ asks."""
 
 
 def category(kind: str, label: str) -> str:
-    """A span's ``cat``: its track's kind (``core``, ``mm2s``, ...), told apart where the span
-    is not that track's own work, so that filtering or summing by category does not mix
-    waiting with working: ``core stall`` (a cascade's), ``core next invocation`` (a later
-    pass), ``mm2s waiting`` (an element no receiver has taken yet).
+    """A span's ``cat``: its track's kind (``core``, ``mm2s``, ``runtime``, ...), told apart
+    where the span is not that track's own work, so that filtering or summing by category does
+    not mix waiting with working: ``core stall`` (a cascade's), ``core next invocation`` (a
+    later pass), ``core waiting`` (for a fifo's element or buffer), ``mm2s waiting`` (an
+    element no receiver has taken yet), ``runtime waiting`` (for a transfer).
 
     >>> category("core", "matmul (next invocation)"), category("mm2s", "a (waiting for receivers)")
     ('core next invocation', 'mm2s waiting')
@@ -30,7 +31,7 @@ def category(kind: str, label: str) -> str:
         return f"{kind} next invocation"
     if label.startswith("cascade stall"):
         return f"{kind} stall"
-    if label.endswith(WAITING):
+    if label.endswith(WAITING) or label.startswith("waits for "):
         return f"{kind} waiting"
     return kind
 
