@@ -74,8 +74,6 @@ class TargetModel(BaseModel):
     """Bytes of a core's program memory, on every generation (aie-rt's core module tables; its
     ELF loader refuses a core ELF past it; mlir-aie's linker script only since PR 3618).
     Checked on the core ELFs after aiecc (:mod:`aiedsl.toolchain.elf`)."""
-    max_dma_size: int = 1023
-    """Largest size (wrap) of one DMA dimension; the innermost counts 4-byte words."""
     max_bd_stride: int = (1 << 19) - 1
     """Largest stride of a memtile or core BD dimension, in elements: 1e400306's DMABDOp::verify
     rejects ``stride >= 1 << 19`` (its message says 1048576)."""
@@ -190,6 +188,13 @@ class TargetModel(BaseModel):
     lower than a user may expect."""
     mmul_shapes: dict[str, tuple[int, int, int]]
     """Native aie::mmul shape (r, s, t) per input dtype."""
+
+    @property
+    def max_dma_size(self) -> int:
+        """Largest size (wrap) of a shim DMA pattern's dimension; the innermost counts 4-byte
+        words: the shim's :attr:`~aiedsl.targets.limits.TileLimits.bd_wrap` (one fact, kept
+        there)."""
+        return self.shim.bd_wrap
 
     @property
     def aie_arch(self) -> int:
