@@ -505,6 +505,7 @@ def test_the_index_of_a_loop_computed_with_is_refused_word_for_word(in_root: Pat
         f"{path}:26: error [loop]: the index of the loop(4) at line 24 is used in arithmetic\n"
         "  limit: a loop() body is traced once and runs as one scf.for body: its index has no "
         "Python value (it would be 0 in every iteration)\n"
+        "  found: the index of loop(4), line 24\n"
         "  fix: pass the index itself to a kernel, as an integer scalar (kern(buf, i)), and "
         "compute with it in the C++; for other values that change per iteration, unroll with "
         "Python's range() or send them through a fifo or an rtp")

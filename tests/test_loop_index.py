@@ -165,7 +165,9 @@ def test_an_index_outside_its_loop_is_refused(design_file: DesignFile) -> None:
         "'add_rc_i32_256' (argument 3) outside that loop\n"
         "  limit: a loop's index is each iteration's own: only a call inside the loop's body, "
         "in the core that runs it, has one to pass\n"
-        "  fix: make the call inside the for's body, or pass a constant")
+        "  found: the index of loop(2), line 23\n"
+        "  fix: make the call inside the for's body, in the core function itself (each core "
+        "traces its own loops), or pass a constant")
 
 
 def test_an_index_for_a_kernel_counting_ops_per_call_is_refused(design_file: DesignFile
@@ -183,3 +185,54 @@ def test_an_index_for_a_kernel_counting_ops_per_call_is_refused(design_file: Des
         "rtp slots, charged as their first write)\n"
         "  found: a loop's index\n"
         "  fix: declare ops= as a number, or pass a constant")
+
+
+def test_an_index_kept_from_another_cores_trace_says_whose_it_is(design_file: DesignFile
+                                                                 ) -> None:
+    """A reviewer kept the index in a global and passed it from the next core's trace: "outside
+    that loop" was untrue there, the call being inside a loop of that line (its own)."""
+    design_file(CPP, "k.cc")
+    path = design_file("""
+        from aiedsl import Tensor, design, herd, i32, local, loop
+        from aiedsl.kernels import buffer, declare, scalar
+
+        KEPT = []
+
+        def add_rc_ref(a, b, r, c):
+            b[:] = a + 10 * r + c
+
+        @design(device="npu1_1col")
+        def rows():
+            add = declare("add_rc_i32_256", source="k.cc", entry="add_rc<256>",
+                          args=[buffer("src", Tensor[256, i32]),
+                                buffer("dst", Tensor[256, i32], "out"),
+                                scalar("r", i32), scalar("c", i32)],
+                          reference=add_rc_ref, cycles=40, cost="one vector add per 16 values")
+            src = local(Tensor[256, i32], name="src", initial=0)
+            dst = local(Tensor[256, i32], name="dst")
+            KEPT.clear()
+
+            @herd(rows=2)
+            def core(x, y):
+                for r in loop(2):
+                    KEPT.append(r)
+                    add(src, dst, KEPT[0], 0)
+        """)
+    with pytest.raises(DesignError) as e:
+        load_design(path)
+    assert str(e.value).splitlines()[0] == (
+        "d.py:24: error [loop]: the index of the loop(2) at line 22 is passed to kernel "
+        "'add_rc_i32_256' (argument 2) by core[0,1], but it is core[0,0]'s (kept from that "
+        "core's trace)")
+
+
+def test_a_loop_no_scalar_type_can_count_says_to_split_it(design_file: DesignFile) -> None:
+    design_file(CPP, "k.cc")  # (the tensors stay as they are: the check comes first)
+    path = design_file(DESIGN.replace("ROWS", str(2 ** 33)).replace("R_TYPE", "i32"))
+    with pytest.raises(DesignError) as e:
+        check_design(load_design(path).ir)
+    assert str(e.value).split(": ", 1)[1].splitlines()[-3:] == [
+        "  limit: i32 values from -2147483648 to 2147483647",
+        "  found: 8589934591",
+        "  fix: split the loop in two, one inside the other (loop(a) around loop(b), a x b "
+        "iterations), and pass both indices"]

@@ -1415,3 +1415,72 @@ def test_a_call_after_the_wait_is_no_bottleneck_of_one_run(
     line = next(ln for ln in slow.lines() if ln.startswith("bottleneck"))
     assert line.startswith("bottleneck: back to back, core[0,0]: it computes ")
     assert line.endswith(f"For one run: {one_run}")
+
+
+MIXED = '''
+    from aiedsl import Tensor, define, design, fifo, herd, i32, local, loop, runtime
+    from aiedsl.kernels import buffer, declare
+
+    LATE = define("LATE", 5000)
+    T = Tensor[1024, i32]
+
+    def double_ref(src, dst):
+        dst[...] = src * 2
+
+    @design(device="npu1_1col")
+    def d(a0: Tensor[4096, i32], a1: Tensor[4096, i32], c0: Tensor[4096, i32],
+          c1: Tensor[4096, i32]):
+        def slow(name, cycles):
+            return declare(name, source="double.cc", entry="double_i32<1024>",
+                           args=[buffer("src", T), buffer("dst", T, "out")],
+                           reference=double_ref, cost="slow", cycles=cycles)
+        k = slow("double_i32_1024", 142)
+        early, late = slow("early_i32_1024", 40000), slow("late_i32_1024", LATE)
+        tmp = [local(T, name=f"tmp{i}", initial=0) for i in range(2)]
+        tmp2 = [local(T, name=f"tmpb{i}") for i in range(2)]
+        fi = [fifo(T, name=f"fin{i}") for i in range(2)]
+        fo = [fifo(T, name=f"fout{i}") for i in range(2)]
+
+        @herd(rows=2)
+        def core(x, y):
+            if y == 0:
+                early(tmp[y], tmp2[y])
+            for _ in loop(4):
+                with fi[y].consume() as s, fo[y].produce() as t:
+                    k(s, t)
+            if y == 1:
+                late(tmp[y], tmp2[y])
+
+        with runtime() as rt:
+            rt.fill(fi[0], a0)
+            rt.fill(fi[1], a1)
+            rt.drain(fo[0], c0)
+            rt.drain(fo[1], c1)
+
+    @d.reference
+    def reference(a0, a1):
+        return a0 * 2, a1 * 2
+'''
+
+
+def test_the_core_whose_own_pass_goes_past_the_wait_is_the_one_said(
+        design_file: Callable[..., Path]) -> None:
+    """One core's next pass (a slow call first) and another's own pass (a slow call after its
+    output) both go on past the host's wait: the line said the first's work as "calls after the
+    last output", which it has none of, and named neither the other core nor its calls (a
+    reviewer). The core whose own pass goes on is said; with its call shorter, the other's next
+    pass is."""
+    design_file("template <unsigned N> void double_i32(const int *in, int *out) {\n"
+                "  for (unsigned i = 0; i < N; ++i) out[i] = 2 * in[i];\n}\n", "double.cc")
+    path = design_file(MIXED)
+
+    def said(late: str) -> str:
+        t = simulate(load_design(path, {"LATE": late})).timing
+        return next(ln for ln in t.lines() if ln.startswith("after the host's wait")).split(
+            "; the time above")[0]
+
+    assert said("30000") == ("after the host's wait: core[0,1] works 13.0 us more (calls after "
+                             "the last output the runtime waits for")
+    assert said("5000") == ("after the host's wait: core[0,0] works 37.8 us more (the next "
+                            "invocation's first calls: its program starts again as its pass "
+                            "ends, and they wait for no data from the host")

@@ -175,16 +175,20 @@ def _check_index(core: str, k: Kernel, call: Call, i: int, param: KernelArg, cou
             limit=f"{_sig(k)}; a loop's index is an integer (an scf.for's induction variable, "
             "cast with arith.index_cast, which makes integers only)", found="a loop's index",
             fix=f"declare it scalar('{param.name}', i32) and convert it in the C++")
-    if param.equals is not None:
+    span = f"0 to {count - 1}" if count > 1 else "0"
+    if param.equals is not None and not (count == 1 and param.equals == 0):
         raise DesignError(
             "kernel signature", f"{head} is fixed to equals={param.equals!r}, but {passes}",
             loc=call.loc, limit="its C++ is right for that value only",
-            found="a loop's index", fix=f"pass {param.equals!r}")
+            found=f"a loop's index, {span}", fix=f"pass {param.equals!r}")
     if count - 1 > _scalar_range(param.dtype)[1]:
+        widest = param.dtype in ("i32", "u32")
         raise DesignError(
             "kernel signature", f"{head} is {param.dtype}, but {passes}", loc=call.loc,
             limit=_range_text(param.dtype), found=str(count - 1),
-            fix=f"declare the scalar with a wider type (scalar('{param.name}', i32))")
+            fix="split the loop in two, one inside the other (loop(a) around loop(b), a x b "
+            "iterations), and pass both indices" if widest else
+            f"declare the scalar with a wider type (scalar('{param.name}', i32))")
     rule = _value_rule(param)
     if rule is not None and not (rule[0] <= 0 and count - 1 <= rule[1]):
         _, _, what, limit, want = rule

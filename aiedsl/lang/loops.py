@@ -56,12 +56,19 @@ class LoopIndex:
             for depth, scope in enumerate(core.scopes[1:]):
                 if scope.opener is self.token:
                     return depth
+        other = self.core is not None and self.core is not core
         raise DesignError(
             "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
-            f"{how} outside that loop", loc=loc,
-            limit="a loop's index is each iteration's own: only a call inside the loop's body, "
-            "in the core that runs it, has one to pass",
-            fix="make the call inside the for's body, or pass a constant")
+            f"{how} " + (f"by {core.name}, but it is {self.core.name}'s (kept from that core's "
+                         "trace)" if other and self.core is not None else "outside that loop"),
+            loc=loc, limit="a loop's index is each iteration's own: only a call inside the loop's "
+            "body, in the core that runs it, has one to pass",
+            found=self._found(),
+            fix="make the call inside the for's body, in the core function itself (each core "
+            "traces its own loops), or pass a constant")
+
+    def _found(self) -> str:
+        return f"the index of loop({self.of.count}), line {self.of.loc.line}"
 
     def __repr__(self) -> str:
         return f"<the index of loop({self.of.count})>"
@@ -70,7 +77,8 @@ class LoopIndex:
         """A DesignError saying the index was used ``how`` (at ``loc``, or the caller's line)."""
         raise DesignError(
             "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
-            f"{how}", loc=loc or caller_loc(), limit="a loop() body is traced once and runs as "
+            f"{how}", loc=loc or caller_loc(), found=self._found(),
+            limit="a loop() body is traced once and runs as "
             "one scf.for body: its index has no Python value (it would be 0 in every iteration)",
             fix="pass the index itself to a kernel, as an integer scalar (kern(buf, i)), and "
             "compute with it in the C++; for other values that change per iteration, " + (

@@ -42,10 +42,16 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
         # the host's wait returns with the sequence's last instruction: nothing in it waits
         # for a core (run_runtime), so a core's work past it is not the invocation's time
         cycles = m.ends[0] if m.ends else m.runtime.time
+        # the core whose own pass goes on longest past the wait is the one said; failing one,
+        # the core whose next pass does (a reviewer: one core's next pass was said as another's
+        # calls after the last output)
+        own = {name: end for name, end in ends.items() if end > cycles}
         last = max(cores, key=lambda p: p.time, default=None)
-        if last is not None and last.time > cycles:
-            after, late = last.time - cycles, last.name
-            next_pass = all(end <= cycles for end in ends.values())
+        if own:
+            late = max(own, key=lambda n: own[n])
+            after = max(p.time for p in cores if p.name == late) - cycles
+        elif last is not None and last.time > cycles:
+            after, late, next_pass = last.time - cycles, last.name, True
     total = cycles or 1.0
     # a core whose timed work goes on past the host's wait is busy over the time until it
     # stops: over the device time alone its share could pass 100%
