@@ -1,16 +1,11 @@
 """Checks over the design IR. Each raises a :class:`~aiedsl.errors.DesignError` with the line.
 
-:func:`check_design` runs them in order: structure, packet flows' links, repeated fifos, static
-hangs, loops unrolled by Python, released buffers, the kernel sources found, kernel calls,
-core-local buffers, produced elements read before written, cascades, runtime parameters, kernel
-sources (a missing one), objects and architectures, DMA layouts, balance, runtime waits blocked
-by later fills, cycles of cores, barrier sets that may overtake a core's wait (on the first
-invocation, then on every one after it), kernel layouts, placement, memtile channels, the
-symbols the lowering will define, repeated links' lock values, pins that leave a memtile short,
-resources, BD lengths, allocation and routing, then elements released unwritten. It returns the
-placed design, now carrying its :class:`~aiedsl.ir.Physical` part, and its per-tile usage.
-:func:`draft` does the placement, allocation and routing without judging them, so a map can show
-what is over its limits.
+:func:`check_design` runs them in the order ``_check`` calls them (its comments say why one goes
+before another: the more specific error first), from the IR's structure through the kernels,
+the DMA layouts and the runtime's order, placement and the objectfifo lowering's plan, to the
+resources, allocation and routing. It returns the placed design, now carrying its
+:class:`~aiedsl.ir.Physical` part, and its per-tile usage. :func:`draft` does the placement,
+allocation and routing without judging them, so a map can show what is over its limits.
 """
 
 from __future__ import annotations
