@@ -53,6 +53,7 @@ from aiedsl.ir.program import walk
 from aiedsl.ir.runtime import Transfer
 from aiedsl.ir.types import Pattern, TensorType, first_indices
 from aiedsl.library_vectors import library_lanes, takes_vectors
+from aiedsl.targets import TargetModel, get_target
 
 
 @dataclass(frozen=True)
@@ -112,10 +113,11 @@ def check_notes(d: Design) -> list[str]:
     but often a mistake (:func:`design_notes`), a forward's depth the memtile does not use
     (:func:`forward_depth_notes`) and a core end given fewer buffers than its depth
     (:func:`buffer_count_notes`). From Python, ``aiedsl.build(...).notes``."""
-    return (note_lines(design_notes(d)) + forward_depth_notes(d) + buffer_count_notes(d))
+    return (note_lines(design_notes(d)) + forward_depth_notes(d)
+            + buffer_count_notes(d, get_target(d.device)))
 
 
-def buffer_count_notes(d: Design) -> list[str]:
+def buffer_count_notes(d: Design, target: TargetModel) -> list[str]:
     """``aiedsl check``'s line for each core end of a DMA fifo (placed design ``d``) that gets
     fewer buffers than its depth asks: with one depth for the whole fifo, mlir-aie gives such
     an end one more than the most its core acquires at once (``findObjectFifoSize``;
@@ -125,7 +127,7 @@ def buffer_count_notes(d: Design) -> list[str]:
     from aiedsl.place.objectfifo import lower
 
     out = []
-    for e in lower(d).ends:
+    for e in lower(d, target).ends:
         p = e.endpoint
         if p.kind != "core" or e.fifo.depth_per_end or e.size >= p.depth:
             continue

@@ -415,7 +415,7 @@ def test_the_plan_of_a_core_tile_forward_is_mlir_aies(design_file: DesignFile) -
 
     def chains(path: Path) -> dict[str, list[tuple[str, int]]]:
         placed, _, _ = draft(load_design(path).ir)
-        low = lower(placed)
+        low = lower(placed, get_target(placed.device))
         return {name: [(bd.buffer, bd.length) for bd in low.channel_of[name].chain]
                 for name in ("a_cons", "a_l1")}
 

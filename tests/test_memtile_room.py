@@ -676,7 +676,7 @@ def test_bds_per_parity_count_a_spilled_links_ends_first(design_file: DesignFile
     placed, table = check_design(load_design(path).ir)
     usage = table[(0, 1)]
     assert [TileUsage.total(usage.bds_by_parity[k]) for k in (0, 1)] == [8, 24]
-    need = demands(placed, lower(placed))
+    need = demands(placed, lower(placed, get_target(placed.device)))
     columns = [link.tile[0] for link in placed.links if link.tile is not None]
     shares = parity_shares(columns, need, get_target(placed.device))
     assert [sum(s[k] for s in shares) for k in (0, 1)] == [8, 24]

@@ -120,7 +120,7 @@ def _check(d: Design, suggest: bool) -> tuple[Design, Table]:
     check_placed_acquires(placed)  # which fifos share memory is known once cores are placed
     check_link_tile_cores(placed)  # which core is on a forward's tile, likewise
     # the objectfifo lowering's plan: names, resources, allocation (placing made it, or not)
-    low = lowered if lowered is not None else lower(placed)
+    low = lowered if lowered is not None else lower(placed, target)
     check_symbols(placed, low)
     check_repeat_locks(placed, low, target)
     check_memtile_room(d, placed, low, target)  # pins that leave a memtile short, before its use
@@ -143,7 +143,7 @@ def draft(d: Design) -> tuple[Design, Table, list[Congestion]]:
     validate(d)
     target = get_target(d.device)
     placed = place(d, target)
-    low = lower(placed)
+    low = lower(placed, target)
     table = usage(placed, target, low)
     routed, result = _allocate_and_route(placed, target, low)
     return routed, table, result.congested

@@ -56,7 +56,7 @@ def check_resources(d: Design, target: TargetModel, low: Lowering | None = None,
     knobs = {f.name: f"channel '{f.channel}' host_depth=1" for f in d.fifos
              if f.repeat > 1 and f.channel is not None}
     _check_shim_totals(table, target)
-    plan = low if low is not None else lower(d)
+    plan = low if low is not None else lower(d, target)
     for u in table.values():
         _check_tile(u, target, links, repeats,
                     lambda tile: spill_fix(d, plan, target, tile) if target.cols > 1 else None,

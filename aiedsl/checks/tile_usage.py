@@ -103,7 +103,7 @@ def usage(d: Design, target: TargetModel, low: Lowering | None = None,
     assert d.placed, "usage() needs a placed design"
     shared = d.physical.shared if d.physical else {}
     if low is None:
-        low = lower(d)
+        low = lower(d, target)
     tiles: dict[Coord, TileUsage] = {}
 
     def at(tile: Coord | None) -> TileUsage:

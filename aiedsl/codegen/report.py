@@ -53,7 +53,7 @@ def render_report(d: Design, target: TargetModel, table: dict[tuple[int, int], T
     title, says whose streams and allocation it shows; ``hang``, how far the build's hang
     check ran (:meth:`~aiedsl.sim.hang_run.HangRun.line`)."""
     lines = _aligned([COLUMNS, *report_rows(d, target, table)])
-    low = lower(d) if d.placed else None
+    low = lower(d, target) if d.placed else None
     fifos = []
     for f in d.fifos:
         cons = ", ".join(c.label() for c in f.consumers)

@@ -45,7 +45,7 @@ def allocate(d: Design, target: TargetModel, low: Lowering | None = None) -> Phy
     ``low`` (the plan of its objectfifo lowering, made here when not given): the same plan the
     resource check counted, so what is allocated is what was counted."""
     if low is None:
-        low = lower(d)
+        low = lower(d, target)
     return Physical(channels=tuple(_channels(low, target)), buffers=tuple(_buffers(d, low, target)),
                     locks=tuple(_locks(d, low)), shared=d.physical.shared if d.physical else {})
 

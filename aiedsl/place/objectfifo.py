@@ -97,7 +97,7 @@ from aiedsl.ir.fifos import Endpoint, Fifo, Link
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.lowered_names import buffer_name, consumer_end, lock_names
 from aiedsl.ir.types import Dim
-from aiedsl.targets import DEVICES, TargetModel
+from aiedsl.targets import TargetModel
 
 Coord = tuple[int, int]
 Direction = Literal["S2MM", "MM2S"]
@@ -256,10 +256,9 @@ def spill(stores: Sequence[tuple[Coord, int, int]], target: TargetModel
     return out
 
 
-def lower(d: Design) -> Lowering:
-    """The objectfifo lowering of placed design ``d``."""
+def lower(d: Design, target: TargetModel) -> Lowering:
+    """The objectfifo lowering of placed design ``d`` on ``target``, its device's model."""
     assert d.placed, "lower() needs a placed design"
-    target = DEVICES[d.device]
     shared = d.physical.shared if d.physical else {}
     out = Lowering()
     link_of: dict[tuple[str, str], Link] = {}

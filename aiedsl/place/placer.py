@@ -73,7 +73,7 @@ def place_lowered(design: Design, target: TargetModel) -> tuple[Design, Lowering
     mem = [link for link in placed.links if link.via != "core"]
     if not mem:
         return placed, None
-    low = lower(placed)
+    low = lower(placed, target)
     need = demands(placed, low)
     if over([link.tile[0] for link in mem if link.tile is not None], need, target) is None:
         return placed, low

@@ -147,7 +147,7 @@ def _full(m: Machine, fifo: str) -> str:
     """``"all 2 buffers are full"``: the producer's end of ``fifo`` (the lowering's count)."""
     shared = m.design.physical.shared if m.design.physical else {}
     n = m.design.fifo(fifo).producer.depth if fifo in shared \
-        else lower(m.design).end(fifo, "produce").size
+        else lower(m.design, m.target).end(fifo, "produce").size
     return "its one buffer is full" if n == 1 else f"all {n} buffers are full"
 
 
@@ -203,7 +203,7 @@ def _capped_end(m: Machine, chain: list[Proc]) -> tuple[str, str, int] | None:
         f = m.design.fifo(fifo)
         if fifo in shared or f.depth_per_end:
             return None  # one ring of the producer's depth, or depths given per end: depth counts
-        size = lower(m.design).end(fifo, port, index).size
+        size = lower(m.design, m.target).end(fifo, port, index).size
         return None if size == 1 else (fifo, port, size)
     return None
 
@@ -242,7 +242,7 @@ def _other_ends(m: Machine, fifo: str, port: str, size: int) -> tuple[str, int, 
     """(port, ``size``, the buffers every other end of ``fifo`` holds) for the depth search of
     the ends on ``port`` (:attr:`Deadlock.full_end`), or None when the other ends hold different
     counts (one ``depth=``/``consumer_depth=`` cannot keep them)."""
-    ends = lower(m.design)
+    ends = lower(m.design, m.target)
     f = m.design.fifo(fifo)
     other = ({ends.end(fifo, "produce").size} if port == "consume" else
              {ends.end(fifo, "consume", i).size for i in range(len(f.consumers))})

@@ -92,7 +92,7 @@ def build_machine(d: Design, target: TargetModel, host: dict[str, np.ndarray],
         # A stream runs at its slowest DMA channel (and never faster than a stream port).
         return float(min(target.stream_bytes_per_cycle, *(tm.dma_bytes_per_cycle[k]
                                                           for k in ends)))
-    ends = lower(d)  # how many buffers each end has, as mlir-aie's lowering gives them
+    ends = lower(d, target)  # how many buffers each end has, as mlir-aie's lowering gives them
     links_in = {n: link for link in d.links for n in link.srcs}
     links_out = {n: link for link in d.links for n in link.dsts}
     rings: dict[tuple[str, str, str], Ring] = {}
