@@ -160,7 +160,7 @@ def _activation(kind: str, shape: tuple[int, ...], device: str | None = None) ->
                           fix=f"use a multiple of {width} elements")
     t = TensorType(shape=shape, dtype="bf16")
     target = kernel_target(device)
-    hw = target.arch == "aie2p"  # AIE2P computes 2^x in hardware (aie::exp2)
+    hw = target.exp2_unit  # 2^x in hardware (aie::exp2)
     # vector steps per 16 lanes, about 1.3x the busiest unit `aiedsl kernel profile` counts:
     # the vector MAC, each float multiply (aiedsl_fmul, and aie::inv's Newton step on AIE2)
     # being 13 bf16 multiplies (the core has no fp32 multiplier:

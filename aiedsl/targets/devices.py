@@ -135,7 +135,7 @@ def _npu2(name: str, cols: int) -> TargetModel:
         stream_generation=4,
         shim=_SHIM, memtile=_MEMTILE, core=_CORE, shim_mux=_SHIM_MUX,
         clock_hz=1.8e9, timing=NPU2_TIMING, core_load_bytes_per_cycle=128,
-        core_store_bytes_per_cycle=64, core_vector_align=64,
+        core_store_bytes_per_cycle=64, core_vector_align=64, exp2_unit=True,
         macs_per_cycle=_NPU2_MACS, bfp16_macs=_NPU2_BFP16_MACS,
         mmul_shapes={"i8": (8, 8, 8), "i16": (4, 4, 8), "bf16": (4, 8, 8)},
     )

@@ -145,6 +145,9 @@ class TargetModel(BaseModel):
     core_store_bytes_per_cycle: int
     """Bytes a core's vector stores write per cycle, one store slot: 256 bits on AIE2 (AM020),
     512 bits on AIE2P (llvm-aie's ``VST_dmx_sts_x``)."""
+    exp2_unit: bool = False
+    """Whether the core computes 2^x in hardware (the AIE API's ``aie::exp2``, AIE2P only):
+    the library's exp, silu, gelu and softmax use it there, and a polynomial elsewhere."""
     cascade_bits: int = CASCADE_BITS
     """Width of one word of the accumulator cascade between neighbouring cores (mlir-aie
     ``PutCascadeOp::verify``/``GetCascadeOp::verify``: 512 bits on AIE2; aie2-facts s1):
