@@ -135,7 +135,8 @@ def test_an_index_a_narrow_scalar_cannot_hold_is_refused(design_file: DesignFile
         "core[0,0] passes the index of a loop(200), 0 to 199\n"
         "  limit: i8 values from -128 to 127\n"
         "  found: 199\n"
-        "  fix: declare the scalar with a wider type (scalar('r', i32))")
+        "  fix: declare the scalar with a wider type (scalar('r', i32)) and take it as that "
+        "type in the C++ (int32_t), or make the loop at most loop(128)")
 
 
 def test_an_index_for_a_float_scalar_is_refused(design_file: DesignFile) -> None:
@@ -236,3 +237,29 @@ def test_a_loop_no_scalar_type_can_count_says_to_split_it(design_file: DesignFil
         "  found: 8589934591",
         "  fix: split the loop in two, one inside the other (loop(a) around loop(b), a x b "
         "iterations), and pass both indices"]
+
+
+def test_kernel_test_runs_the_indices_at_their_first_and_last_values(
+        design_file: DesignFile) -> None:
+    """kernel test ran a kernel a loop index reaches at index 0 alone: a C++ wrong for later
+    indices (a causal mask's other blocks, a doubled index) passed (a tester). Each
+    combination of first and last values runs, headed by the values."""
+    import subprocess
+    import sys
+
+    path = _design(design_file)
+    # the C++ wrong where r is 1: only a run at r's last value sees it
+    (path.parent / "k.cc").write_text(CPP.replace("10 * r + c", "(r == 1 ? 20 : 10 * r) + c"))
+    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "test", str(path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stdout + r.stderr
+    heads = [ln for ln in r.stdout.splitlines() if ln.startswith("add_rc_i32_256 with")]
+    assert heads == [
+        "add_rc_i32_256 with r=0 (its loop's first index), c=0 (its loop's first index):",
+        "add_rc_i32_256 with r=0 (its loop's first index), c=1 (its loop's last index):",
+        "add_rc_i32_256 with r=1 (its loop's last index), c=0 (its loop's first index):",
+        "add_rc_i32_256 with r=1 (its loop's last index), c=1 (its loop's last index):"]
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()
+            if ln.startswith(("PASS", "FAIL"))] == ["PASS add_rc_i32_256.dst"] * 2 + [
+        "FAIL add_rc_i32_256.dst"] * 2
+    assert r.stdout.splitlines()[-1].startswith("0 of 1 kernels match their references")

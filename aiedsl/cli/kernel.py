@@ -80,13 +80,16 @@ def kernel_test(
         if not cases:
             assert path is not None
             raise _no_library_kernel(path, "test")
-    failed = 0
+    failed: set[str] = set()  # kernels a case of which does not match
     unbuilt: list[Any] = []  # kernels whose C++ does not build for the host, with the error
     wrong: list[str] = []  # kernels whose C++ moves other cascade words than they declare
+    symbols = [c.kernel.symbol for c in cases]
     start = time.perf_counter()
     for case in cases:
         if case.kernel.symbol in notes:
             say(notes.pop(case.kernel.symbol))
+        if symbols.count(case.kernel.symbol) > 1:  # run with other scalars: which, said
+            say(f"{case.kernel.symbol} with {case.shown}:")
         try:
             result = check_kernel(case, seed, full_range)
         except DesignError as e:
@@ -105,19 +108,22 @@ def kernel_test(
                 tell(command_line_text(e) + "\n")
             unbuilt.append((case.kernel.symbol, e))
             continue
-        failed += not result.passed
+        if not result.passed:
+            failed.add(case.kernel.symbol)
         for line in result.lines:
             say(line)
     for line in notes.values():  # those not run: said, not passed over
         say(line)
-    built = len(cases) - len(unbuilt) - len(wrong)
-    say(f"{built - failed} of {len(cases)} kernels match their references"
+    kernels = set(symbols)
+    no_build, moved = list(dict.fromkeys(s for s, _ in unbuilt)), list(dict.fromkeys(wrong))
+    built = len(kernels - set(no_build) - set(moved))
+    say(f"{built - len(failed)} of {len(kernels)} kernels match their references"
         + (" on integer inputs over their types' whole range" if full_range else "")
-        + (f"; {len(unbuilt)} did not build for the host ({', '.join(s for s, _ in unbuilt)}: "
-           "said above)" if unbuilt else "")
-        + (f"; {len(wrong)} moved cascade words otherwise than "
-           f"{'it declares' if len(wrong) == 1 else 'they declare'} ({', '.join(wrong)}: said "
-           "above)" if wrong else "")
+        + (f"; {len(no_build)} did not build for the host ({', '.join(no_build)}: "
+           "said above)" if no_build else "")
+        + (f"; {len(moved)} moved cascade words otherwise than "
+           f"{'it declares' if len(moved) == 1 else 'they declare'} ({', '.join(moved)}: said "
+           "above)" if moved else "")
         + f" ({time.perf_counter() - start:.1f} s)")
     if unbuilt or wrong:
         raise typer.Exit(2)  # a design error, as a build that stops the command is

@@ -77,7 +77,7 @@ def check_call(d: Design, core: str, call: Call, acq: dict[str, Acquire],
                 raise DesignError(
                     "kernel signature", f"argument {i} ('{param.name}') of '{k.symbol}' "
                     f"is a buffer, but {core} passes {what}",
-                    loc=call.loc, limit=_sig(k),
+                    loc=call.loc, limit=_sig(k), found=what,
                     fix="pass an acquired fifo element or a local")
             elem = d.fifo(acq[arg.value].fifo).elem
             assert param.type is not None
@@ -181,14 +181,18 @@ def _check_index(core: str, k: Kernel, call: Call, i: int, param: KernelArg, cou
             "kernel signature", f"{head} is fixed to equals={param.equals!r}, but {passes}",
             loc=call.loc, limit="its C++ is right for that value only",
             found=f"a loop's index, {span}", fix=f"pass {param.equals!r}")
-    if count - 1 > _scalar_range(param.dtype)[1]:
+    most = int(_scalar_range(param.dtype)[1])
+    if count - 1 > most:
         widest = param.dtype in ("i32", "u32")
         raise DesignError(
             "kernel signature", f"{head} is {param.dtype}, but {passes}", loc=call.loc,
             limit=_range_text(param.dtype), found=str(count - 1),
             fix="split the loop in two, one inside the other (loop(a) around loop(b), a x b "
             "iterations), and pass both indices" if widest else
-            f"declare the scalar with a wider type (scalar('{param.name}', i32))")
+            # the C++ parameter too: the source check holds the declaration to it (a tester
+            # widened the declaration alone and was sent back by that check)
+            f"declare the scalar with a wider type (scalar('{param.name}', i32)) and take it "
+            f"as that type in the C++ (int32_t), or make the loop at most loop({most + 1})")
     rule = _value_rule(param)
     if rule is not None and not (rule[0] <= 0 and count - 1 <= rule[1]):
         _, _, what, limit, want = rule

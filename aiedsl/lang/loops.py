@@ -96,6 +96,10 @@ class LoopIndex:
     def __float__(self) -> NoReturn:
         self.refuse("used as a number")
 
+    def __format__(self, spec: str) -> NoReturn:
+        # an f-string of it (a name f"k_{i}") would be the same text in every iteration
+        self.refuse("formatted into text")
+
     def __bool__(self) -> NoReturn:
         self.refuse("tested as a truth value")
 
