@@ -5,6 +5,7 @@ the kernel cannot take it."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Callable
 
@@ -85,9 +86,14 @@ def test_each_iteration_passes_its_own_index(design_file: DesignFile, kernels: s
     (call,) = calls(handle.ir.cores[0])
     assert call.args[2:] == (IndexArg(loop=0, loc=call.loc), IndexArg(loop=1, loc=call.loc))
     inp = np.arange(1024, dtype=np.int32)
-    result = simulate(handle, {"inp": inp}, kernels=kernels)
+    trace = Path(f"t_{kernels}.json")
+    result = simulate(handle, {"inp": inp}, kernels=kernels, trace=str(trace))
     assert result.passed
     assert np.array_equal(result.outputs["out"], inp + np.repeat([0, 1, 10, 11], 256))
+    # each call's span says which iteration it is
+    spans = [e["name"] for e in json.loads(trace.read_text())["traceEvents"]
+             if e["ph"] == "X" and e["cat"] == "core"]
+    assert spans == [f"add_rc_i32_256 (r={r}, c={c})" for r in range(2) for c in range(2)]
 
 
 def test_the_mlir_casts_each_loops_induction_variable(design_file: DesignFile,

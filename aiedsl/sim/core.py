@@ -328,7 +328,11 @@ def _one_pass(m: Machine, p: Proc, core: Core, code: list[tuple[Any, ...]],
                 # a later pass is the next invocation's work, started as this one's ends (the
                 # core's program loops): drawn, but not counted in this run's figures
                 later = "" if counted else NEXT_INVOCATION
-                p.spans.append((start, computed, k.symbol + later))
+                # the loop indices it passes: which iteration a span is (a tester debugging
+                # one block of a causal mask)
+                at = ", ".join(f"{k.args[pos].name}={views - counters[i]}"
+                               for pos, (cell, i, views) in enumerate(ins[3]) if cell is INDEX)
+                p.spans.append((start, computed, k.symbol + (f" ({at})" if at else "") + later))
                 if p.time > computed:  # the cascade's stall: waiting, not computing (core_busy)
                     p.spans.append((computed, p.time, f"cascade stall ({k.symbol}){later}"))
         elif tag == _REL:
