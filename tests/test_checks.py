@@ -1859,6 +1859,7 @@ def test_kernel_signature_scalar_for_buffer(design_file: DesignFile) -> None:
         "d.py:14: error [kernel signature]: argument 1 ('dst') of 'passthrough_i32_1024' is a "
         "buffer, but core[0,0] passes the scalar 5\n"
         "  limit: passthrough_i32_1024(src: 1024xi32, dst: 1024xi32)\n"
+        "  found: the scalar 5\n"
         "  fix: pass an acquired fifo element or a local"
     )
 

@@ -545,6 +545,8 @@ def test_a_core_calling_two_kernels_of_one_file_links_one_object(
         "// inc1_64: scalar", "// Called by design 'twok' at: d.py:19",
         "// inc2_64: scalar", "// Called by design 'twok' at: d.py:20", ""]
     assert cc.split(TWOK_CC)[1] == (
+        "\n#include <stdint.h> // the entries' parameter types, whatever the source above "
+        "includes\n"
         '\nextern "C" {\n\n'
         "void inc1_64(int32_t *a, int32_t *b) {\n  inc1<64>(a, b);\n}\n\n"
         "void inc2_64(int32_t *a, int32_t *b) {\n  inc2<64>(a, b);\n}\n\n"
@@ -1220,3 +1222,41 @@ def test_one_template_instantiated_with_two_defines_says_the_linker_keeps_either
         "link two objects of scale.cc, each instantiating scale<64> with its own defines under "
         "one symbol, of which the linker keeps either silently: one kernel would run with the "
         "other's defines")
+
+
+def test_a_source_of_plain_ints_builds_its_entry(design_file: DesignFile) -> None:
+    """A kernel file that includes nothing (its functions take int) did not build: the entry
+    aiedsl generates names int32_t, which nothing had declared (a reviewer's test kernel)."""
+    from aiedsl.sim import simulate
+
+    design_file("template <unsigned N> void twice(const int *a, int *b) {\n"
+                "  for (unsigned i = 0; i < N; ++i) b[i] = 2 * a[i];\n}\n", "k.cc")
+    path = design_file("""
+        import numpy as np
+        from aiedsl import Tensor, design, fifo, herd, i32, runtime
+        from aiedsl.kernels import buffer, declare
+
+        def twice_ref(a, b):
+            b[:] = 2 * a
+
+        @design(device="npu1_1col")
+        def d(inp: Tensor[64, i32], out: Tensor[64, i32]):
+            k = declare("twice_i32_64", source="k.cc", entry="twice<64>",
+                        args=[buffer("a", Tensor[64, i32]), buffer("b", Tensor[64, i32], "out")],
+                        reference=twice_ref, cycles=10, cost="a vector multiply")
+            a, b = fifo(Tensor[64, i32], name="a"), fifo(Tensor[64, i32], name="b")
+
+            @herd()
+            def core():
+                with a.consume() as x, b.produce() as y:
+                    k(x, y)
+
+            with runtime() as rt:
+                rt.fill(a, inp)
+                rt.drain(b, out)
+
+        @d.reference
+        def reference(inp):
+            return 2 * inp
+        """)
+    assert simulate(load_design(path), kernels="native").passed

@@ -542,13 +542,13 @@ def test_a_missing_closing_brace_is_said_at_the_users_file(tmp_path: Path) -> No
         "  fix: add the missing '}' to k.cc (the '{' of its line 3 is not closed)")
     assert ("(kernels/copy_i32_64.cc is the file aiedsl generates and compiles (`aiedsl build` "
             "writes it into the build's kernels/): lines 1 to 4 are aiedsl's comments; lines 5 "
-            "to 10 are k.cc's lines 1 to 6; lines 14 to 16 are the extern \"C\" entry "
+            "to 10 are k.cc's lines 1 to 6; lines 16 to 18 are the extern \"C\" entry "
             "copy_i32_64, calling copy(src, dst) (entry= at d.py:8))") in lines
 
 
 def test_an_entry_that_does_not_compile_is_said_to_be_the_generated_call(
         tmp_path: Path) -> None:
-    """An error in the call entry= makes pointed at kernels/copy_i32_64.cc:15 alone."""
+    """An error in the call entry= makes pointed at kernels/copy_i32_64.cc:17 alone."""
     path = _design(tmp_path)
     path.write_text(path.read_text().replace('entry="copy"', 'entry="copy<2, 3>"'))
     (tmp_path / "k.cc").write_text(COPY_CC.replace("void copy", "template <int M> void copy"))

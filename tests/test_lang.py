@@ -546,7 +546,8 @@ def test_the_index_of_a_loop_refuses_every_use_as_a_value() -> None:
     uses = {"used as an integer": [int, operator.index, lambda v: [0, 1][v]],
             "used as a number": [float], "tested as a truth value": [bool],
             "compared with a value": [lambda v: v == 0, lambda v: v < 2],
-            "formatted into text": [lambda v: f"k_{v}", lambda v: format(v, "d")],
+            "formatted into text": [lambda v: f"k_{v}", lambda v: format(v, "d"), str,
+                                    lambda v: "k_%s" % v],
             "used in arithmetic": [lambda v: v + 1, lambda v: 2 * v, lambda v: v // 2,
                                    lambda v: 256 * v + 8]}
     for how, ops in uses.items():

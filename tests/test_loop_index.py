@@ -269,3 +269,54 @@ def test_kernel_test_runs_the_indices_at_their_first_and_last_values(
             if ln.startswith(("PASS", "FAIL"))] == ["PASS add_rc_i32_256.dst"] * 2 + [
         "FAIL add_rc_i32_256.dst"] * 2
     assert r.stdout.splitlines()[-1].startswith("0 of 1 kernels match their references")
+
+
+def test_kernel_test_runs_every_calls_own_loops(design_file: DesignFile) -> None:
+    """The corners came from the kernel's first call alone (a reviewer): a second core's
+    longer loop, and a call after one passing constants, were never run, and an index fed to
+    two scalars was run at combinations no call makes. Each call's own loops now, each loop
+    once."""
+    import subprocess
+    import sys
+
+    design_file("#include <stdint.h>\n"
+                "template <unsigned N> void add_rc(const int *a, int *b, int r, int c) {\n"
+                "  for (unsigned i = 0; i < N; ++i) b[i] = a[i] + (r == 7 ? 0 : 10 * r) + c;\n"
+                "}\n", "k.cc")
+    path = design_file("""
+        from aiedsl import Tensor, design, herd, i32, local, loop
+        from aiedsl.kernels import buffer, declare, scalar
+
+        def add_rc_ref(a, b, r, c):
+            b[:] = a + 10 * r + c
+
+        @design(device="npu1_1col")
+        def two():
+            add = declare("add_rc_i32_256", source="k.cc", entry="add_rc<256>",
+                          args=[buffer("src", Tensor[256, i32]),
+                                buffer("dst", Tensor[256, i32], "out"),
+                                scalar("r", i32), scalar("c", i32)],
+                          reference=add_rc_ref, cycles=40, cost="one vector add per 16 values")
+            src = [local(Tensor[256, i32], name=f"src{i}", initial=0) for i in range(2)]
+            dst = [local(Tensor[256, i32], name=f"dst{i}") for i in range(2)]
+
+            @herd(rows=2)
+            def core(x, y):
+                if y == 0:
+                    add(src[y], dst[y], 3, 1)
+                for r in loop(2 if y == 0 else 8):
+                    add(src[y], dst[y], r, r)
+        """)
+    out = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "test", str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    heads = [ln for ln in out.stdout.splitlines() if ln.startswith("add_rc_i32_256 with")]
+    first, last = "its loop's first index", "its loop's last index"
+    assert heads == ["add_rc_i32_256 with r=3, c=1:",
+                     f"add_rc_i32_256 with r=0 ({first}), c=0 ({first}):",
+                     f"add_rc_i32_256 with r=1 ({last}), c=1 ({last}):",
+                     f"add_rc_i32_256 with r=7 ({last}), c=7 ({last}):"]
+    results = [ln.split(":")[0] for ln in out.stdout.splitlines()
+               if ln.startswith(("PASS", "FAIL"))]
+    assert results == ["PASS add_rc_i32_256.dst"] * 3 + ["FAIL add_rc_i32_256.dst"]
+    assert out.stdout.splitlines()[-1].startswith("0 of 1 kernels match their references")

@@ -613,6 +613,7 @@ def test_rtp_passed_as_a_buffer_is_refused(design_file: DesignFile) -> None:
         "d.py:15: error [kernel signature]: argument 1 ('dst') of 'threshold_u8_512' is a "
         "buffer, but core[0,0] passes rtp slot 'thr'[0]\n"
         "  limit: threshold_u8_512(src: 512xu8, dst: 512xu8, thr: i32, n: i32)\n"
+        "  found: rtp slot 'thr'[0]\n"
         "  fix: pass an acquired fifo element or a local")
 
 

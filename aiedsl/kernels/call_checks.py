@@ -183,7 +183,7 @@ def _check_index(core: str, k: Kernel, call: Call, i: int, param: KernelArg, cou
             found=f"a loop's index, {span}", fix=f"pass {param.equals!r}")
     most = int(_scalar_range(param.dtype)[1])
     if count - 1 > most:
-        widest = param.dtype in ("i32", "u32")
+        widest = param.dtype in ("i32", "u32") or count - 1 > _scalar_range("i32")[1]
         raise DesignError(
             "kernel signature", f"{head} is {param.dtype}, but {passes}", loc=call.loc,
             limit=_range_text(param.dtype), found=str(count - 1),

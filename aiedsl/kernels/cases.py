@@ -211,34 +211,44 @@ def uncalled_kernels(handle: DesignHandle) -> list[Uncalled]:
     return out
 
 
-def _index_corners(d: Design, k: Kernel, first: ScalarSet) -> list[ScalarSet]:
-    """``first`` (the scalars of a call) with the loop indices the call passes at their loops'
-    first and last values, every combination but all first (``first`` itself): (0, 3), (3, 0)
-    and (3, 3) for two indices of loop(4)s, where a causal mask's three kinds of block lie;
-    none when the call passes no index, or only loop(1)'s."""
+def _index_corners(d: Design, k: Kernel, sets: list[ScalarSet]) -> list[ScalarSet]:
+    """The scalars of each call of kernel ``k`` that passes loop indices, with its loops'
+    indices at their first and last values, every combination (each loop once, however many
+    scalars it feeds): (0, 3), (3, 0) and (3, 3) for two loop(4)s, where a causal
+    mask's three kinds of block lie. Every call's own loops, in every core (a second core's
+    longer loop, a call after one passing constants: a reviewer); ``sets`` are the kernel's
+    :func:`scalar_sets`, which give each call's other scalars."""
     from itertools import product
 
     from aiedsl.ir.program import calls_in_loops
 
-    if first.call is None:
-        return []
-    loops = next((counts for core in d.cores for call, counts in calls_in_loops(core)
-                  if call is first.call), None)
-    if loops is None:
-        return []
-    varied = [(p.name, loops[a.loop] - 1) for p, a in zip(k.args, first.call.args)
-              if isinstance(a, IndexArg) and p.name not in k.params and loops[a.loop] > 1]
-    if len(varied) > MAX_INDEX_CORNERS_BITS:  # (a deep nest: its first and last alone)
-        corners: list[tuple[bool, ...]] = [(True,) * len(varied)]
-    else:
-        corners = [c for c in product((False, True), repeat=len(varied)) if any(c)]
-    out = []
-    for corner in corners:
-        scalars, given = dict(first.scalars), dict(first.given)
-        for (name, last), at_last in zip(varied, corner):
-            if at_last:
-                scalars[name], given[name] = last, "its loop's last index"
-        out.append(ScalarSet(first.constants, scalars, given, first.missing, first.call))
+    by_key = {s.constants: s for s in sets}
+    out: list[ScalarSet] = []
+    for core in d.cores:
+        for call, loops in calls_in_loops(core):
+            if call.kernel != k.symbol or len(call.args) != len(k.args):
+                continue
+            base = by_key.get(k.constants(call.args))
+            fed: dict[int, list[str]] = {}  # loop depth -> the scalars its index feeds
+            for p, a in zip(k.args, call.args):
+                if isinstance(a, IndexArg) and p.name not in k.params and loops[a.loop] > 1:
+                    fed.setdefault(a.loop, []).append(p.name)
+            if base is None or not fed:
+                continue
+            depths = sorted(fed)
+            # (all first too: a call whose other scalars no earlier case passes runs there)
+            corners = ([(False,) * len(depths), (True,) * len(depths)]
+                       if len(depths) > MAX_INDEX_CORNERS_BITS else
+                       list(product((False, True), repeat=len(depths))))
+            for corner in corners:
+                scalars, given = dict(base.scalars), dict(base.given)
+                for depth, at_last in zip(depths, corner):
+                    if at_last:
+                        for name in fed[depth]:
+                            scalars[name] = loops[depth] - 1
+                            given[name] = "its loop's last index"
+                if all(o.scalars != scalars for o in out):
+                    out.append(ScalarSet(base.constants, scalars, given, base.missing, call))
     return out
 
 
@@ -247,10 +257,11 @@ MAX_INDEX_CORNERS_BITS = 3
 test`` runs (2^3 = 8 runs); past it, all first and all last."""
 
 
-def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
-    """Every kernel a design calls, with the scalars of its first call (:func:`scalar_sets`),
-    and again with the loop indices that call passes at their last values
-    (:func:`_index_corners`);
+def design_cases(handle: DesignHandle, each: bool = False, corners: bool = False
+                 ) -> list[KernelCase]:
+    """Every kernel a design calls, with the scalars of its first call (:func:`scalar_sets`);
+    with ``corners``, again with the loop indices each call passes at their last values
+    (:func:`_index_corners`: what ``kernel test`` runs);
     with ``each``, a case per set of scalar values its calls pass (what a profile of the
     design runs: the simulator charges each call the cycles of its own values, when the
     kernel declares none); then each kernel its file declares that no core calls and that can
@@ -271,14 +282,13 @@ def design_cases(handle: DesignHandle, each: bool = False) -> list[KernelCase]:
         if not sets:  # no call passes the kernel's arguments (check refuses them)
             out.append(KernelCase(k, text, reference, {}, arch))
             continue
-        for s in sets if each else sets[:1]:
-            out.append(KernelCase(k, text, reference, s.scalars, arch, s.shown()))
-            # a loop's index at its last value too: a C++ wrong for later indices (a causal
-            # mask's other blocks) passed at 0 alone (a tester)
-            for corner in _index_corners(d, k, s):
-                if not any(c.kernel is k and c.scalars == corner.scalars for c in out):
-                    out.append(KernelCase(k, text, reference, corner.scalars, arch,
-                                          corner.shown()))
+        out += [KernelCase(k, text, reference, s.scalars, arch, s.shown())
+                for s in (sets if each else sets[:1])]
+        if corners:  # and loop indices at their loops' ends (a C++ wrong for later indices,
+            # a causal mask's other blocks, passed at 0 alone: a tester)
+            out += [KernelCase(k, text, reference, c.scalars, arch, c.shown())
+                    for c in _index_corners(d, k, sets)
+                    if not any(o.kernel is k and o.scalars == c.scalars for o in out)]
     out += [KernelCase(u.kernel, kernel_text(None, u.kernel), u.reference, u.values.scalars,
                        arch, u.values.shown(), called=False)
             for u in uncalled_kernels(handle) if not u.why_not]

@@ -56,11 +56,14 @@ class LoopIndex:
             for depth, scope in enumerate(core.scopes[1:]):
                 if scope.opener is self.token:
                     return depth
-        other = self.core is not None and self.core is not core
+        kept = self.core is not None and self.core is not core
+        whose = ("" if self.core is None else
+                 f"{self.core.name}'s (kept from that core's trace)" if kept and
+                 self.core.name != core.name else
+                 f"another trace's {self.core.name}'s (kept from an earlier design's trace)")
         raise DesignError(
             "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
-            f"{how} " + (f"by {core.name}, but it is {self.core.name}'s (kept from that core's "
-                         "trace)" if other and self.core is not None else "outside that loop"),
+            f"{how} " + (f"by {core.name}, but it is {whose}" if kept else "outside that loop"),
             loc=loc, limit="a loop's index is each iteration's own: only a call inside the loop's "
             "body, in the core that runs it, has one to pass",
             found=self._found(),
@@ -73,13 +76,14 @@ class LoopIndex:
     def __repr__(self) -> str:
         return f"<the index of loop({self.of.count})>"
 
-    def refuse(self, how: str, loc: Loc | None = None) -> NoReturn:
-        """A DesignError saying the index was used ``how`` (at ``loc``, or the caller's line)."""
+    def refuse(self, how: str, loc: Loc | None = None, same: str = "it would be 0") -> NoReturn:
+        """A DesignError saying the index was used ``how`` (at ``loc``, or the caller's line);
+        ``same``: what a value standing for it would be in every iteration."""
         raise DesignError(
             "loop", f"the index of the loop({self.of.count}) at line {self.of.loc.line} is "
             f"{how}", loc=loc or caller_loc(), found=self._found(),
             limit="a loop() body is traced once and runs as "
-            "one scf.for body: its index has no Python value (it would be 0 in every iteration)",
+            f"one scf.for body: its index has no Python value ({same} in every iteration)",
             fix="pass the index itself to a kernel, as an integer scalar (kern(buf, i)), and "
             "compute with it in the C++; for other values that change per iteration, " + (
                 "unroll with Python's range() or send them through a fifo or an rtp"
@@ -97,8 +101,12 @@ class LoopIndex:
         self.refuse("used as a number")
 
     def __format__(self, spec: str) -> NoReturn:
-        # an f-string of it (a name f"k_{i}") would be the same text in every iteration
-        self.refuse("formatted into text")
+        # text of it (a name f"k_{i}") would be the same in every iteration; repr() stays,
+        # for messages and debugging
+        self.refuse("formatted into text", same="its text would be the same")
+
+    def __str__(self) -> NoReturn:
+        self.refuse("formatted into text", same="its text would be the same")
 
     def __bool__(self) -> NoReturn:
         self.refuse("tested as a truth value")

@@ -79,7 +79,7 @@ The rules, in the transform's own order:
 
 Example
 -------
->>> low = lower(placed)                                       # doctest: +SKIP
+>>> low = lower(placed, get_target(placed.device))             # doctest: +SKIP
 >>> [s.symbol for s in low.stores if s.tile == (0, 1)]        # doctest: +SKIP
 ['a_l3_0_cons', 'b_l3_0_cons', 'c_l3_0']
 """
