@@ -49,7 +49,7 @@ def timing(m: Machine, watch: Watch | None = None) -> Timing:
         last = max(cores, key=lambda p: p.time, default=None)
         if own:
             late = max(own, key=lambda n: own[n])
-            after = max(p.time for p in cores if p.name == late) - cycles
+            after = next(p.time for p in cores if p.name == late) - cycles
         elif last is not None and last.time > cycles:
             after, late, next_pass = last.time - cycles, last.name, True
     total = cycles or 1.0
