@@ -320,3 +320,46 @@ def test_kernel_test_runs_every_calls_own_loops(design_file: DesignFile) -> None
                if ln.startswith(("PASS", "FAIL"))]
     assert results == ["PASS add_rc_i32_256.dst"] * 3 + ["FAIL add_rc_i32_256.dst"]
     assert out.stdout.splitlines()[-1].startswith("0 of 1 kernels match their references")
+
+
+def test_kernel_test_runs_each_set_of_constants_the_calls_pass(design_file: DesignFile
+                                                               ) -> None:
+    """Each core passing its own index as a constant: kernel test ran core 0's alone, and a
+    C++ wrong for the others passed (a tester)."""
+    import subprocess
+    import sys
+
+    design_file("#include <stdint.h>\n"
+                "template <unsigned N> void add_rc(const int *a, int *b, int r, int c) {\n"
+                "  for (unsigned i = 0; i < N; ++i) b[i] = a[i] + (c == 1 ? 0 : 10 * r + c);\n"
+                "}\n", "k.cc")
+    path = design_file("""
+        from aiedsl import Tensor, design, herd, i32, local
+        from aiedsl.kernels import buffer, declare, scalar
+
+        def add_rc_ref(a, b, r, c):
+            b[:] = a + 10 * r + c
+
+        @design(device="npu1_1col")
+        def two():
+            add = declare("add_rc_i32_256", source="k.cc", entry="add_rc<256>",
+                          args=[buffer("src", Tensor[256, i32]),
+                                buffer("dst", Tensor[256, i32], "out"),
+                                scalar("r", i32), scalar("c", i32)],
+                          reference=add_rc_ref, cycles=40, cost="one vector add per 16 values")
+            src = [local(Tensor[256, i32], name=f"src{i}", initial=0) for i in range(2)]
+            dst = [local(Tensor[256, i32], name=f"dst{i}") for i in range(2)]
+
+            @herd(rows=2)
+            def core(x, y):
+                add(src[y], dst[y], 2, y)
+        """)
+    out = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "test", str(path)],
+                         capture_output=True, text=True)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert [ln for ln in out.stdout.splitlines() if not ln.startswith("  ")][:-1] == [
+        "add_rc_i32_256 with r=2, c=0:",
+        "PASS add_rc_i32_256.dst: exact (integers must match exactly)",
+        "add_rc_i32_256 with r=2, c=1:",
+        "FAIL add_rc_i32_256.dst: worst element [0] got 22978 want 22999 (|error| 21; integers "
+        "must match exactly)"]

@@ -65,7 +65,7 @@ def kernel_test(
     notes: dict[str, str] = {}  # what is said before a kernel's results, by symbol
     if path is not None and path.suffix == ".py":
         handle = load(path, define, device, name)
-        cases = design_cases(handle, corners=True)
+        cases = design_cases(handle, each=True, corners=True)
         notes = _uncalled(uncalled_kernels(handle))
         if not cases:
             for line in notes.values():

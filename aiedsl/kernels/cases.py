@@ -263,8 +263,9 @@ def design_cases(handle: DesignHandle, each: bool = False, corners: bool = False
     with ``corners``, again with the loop indices each call passes at their last values
     (:func:`_index_corners`: what ``kernel test`` runs);
     with ``each``, a case per set of scalar values its calls pass (what a profile of the
-    design runs: the simulator charges each call the cycles of its own values, when the
-    kernel declares none); then each kernel its file declares that no core calls and that can
+    design runs, the simulator charging each call the cycles of its own values when the
+    kernel declares none, and a test, a per-core constant wrong on one core alone failing
+    there); then each kernel its file declares that no core calls and that can
     run alone (:func:`uncalled_kernels`). The design need not place: testing a kernel reads
     only its calls. A kernel a core calls that was made for another architecture than the
     design's device's is refused as ``aiedsl check`` refuses it (``--device npu2`` for a
