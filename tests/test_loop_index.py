@@ -6,6 +6,8 @@ the kernel cannot take it."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -78,6 +80,12 @@ def _design(design_file: DesignFile, rows: int = 2, r_type: str = "i32") -> Path
     if rows != 2:  # more rows than the data: the fill and drain move ROWS * 512 values
         text = text.replace("Tensor[1024, i32]", f"Tensor[{rows * 512}, i32]")
     return design_file(text.replace("ROWS", str(rows)))
+
+
+def _kernel_test(path: Path) -> subprocess.CompletedProcess[str]:
+    """``aiedsl kernel test path``, as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "test", str(path)],
+                          capture_output=True, text=True)
 
 
 @pytest.mark.parametrize("kernels", ["reference", "native"])
@@ -250,14 +258,10 @@ def test_kernel_test_runs_the_indices_at_their_first_and_last_values(
     """kernel test ran a kernel a loop index reaches at index 0 alone: a C++ wrong for later
     indices (a causal mask's other blocks, a doubled index) passed (a tester). Each
     combination of first and last values runs, headed by the values."""
-    import subprocess
-    import sys
-
     path = _design(design_file)
     # the C++ wrong where r is 1: only a run at r's last value sees it
     (path.parent / "k.cc").write_text(CPP.replace("10 * r + c", "(r == 1 ? 20 : 10 * r) + c"))
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "test", str(path)],
-                       capture_output=True, text=True)
+    r = _kernel_test(path)
     assert r.returncode == 1, r.stdout + r.stderr
     heads = [ln for ln in r.stdout.splitlines() if ln.startswith("add_rc_i32_256 with")]
     assert heads == [
@@ -276,9 +280,6 @@ def test_kernel_test_runs_every_calls_own_loops(design_file: DesignFile) -> None
     longer loop, and a call after one passing constants, were never run, and an index fed to
     two scalars was run at combinations no call makes. Each call's own loops now, each loop
     once."""
-    import subprocess
-    import sys
-
     design_file("#include <stdint.h>\n"
                 "template <unsigned N> void add_rc(const int *a, int *b, int r, int c) {\n"
                 "  for (unsigned i = 0; i < N; ++i) b[i] = a[i] + (r == 7 ? 0 : 10 * r) + c;\n"
@@ -307,8 +308,7 @@ def test_kernel_test_runs_every_calls_own_loops(design_file: DesignFile) -> None
                 for r in loop(2 if y == 0 else 8):
                     add(src[y], dst[y], r, r)
         """)
-    out = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "test", str(path)],
-                         capture_output=True, text=True)
+    out = _kernel_test(path)
     assert out.returncode == 1, out.stdout + out.stderr
     heads = [ln for ln in out.stdout.splitlines() if ln.startswith("add_rc_i32_256 with")]
     first, last = "its loop's first index", "its loop's last index"
@@ -326,9 +326,6 @@ def test_kernel_test_runs_each_set_of_constants_the_calls_pass(design_file: Desi
                                                                ) -> None:
     """Each core passing its own index as a constant: kernel test ran core 0's alone, and a
     C++ wrong for the others passed (a tester)."""
-    import subprocess
-    import sys
-
     design_file("#include <stdint.h>\n"
                 "template <unsigned N> void add_rc(const int *a, int *b, int r, int c) {\n"
                 "  for (unsigned i = 0; i < N; ++i) b[i] = a[i] + (c == 1 ? 0 : 10 * r + c);\n"
@@ -354,8 +351,7 @@ def test_kernel_test_runs_each_set_of_constants_the_calls_pass(design_file: Desi
             def core(x, y):
                 add(src[y], dst[y], 2, y)
         """)
-    out = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "test", str(path)],
-                         capture_output=True, text=True)
+    out = _kernel_test(path)
     assert out.returncode == 1, out.stdout + out.stderr
     assert [ln for ln in out.stdout.splitlines() if not ln.startswith("  ")][:-1] == [
         "add_rc_i32_256 with r=2, c=0:",

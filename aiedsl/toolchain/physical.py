@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import Any
 
 from aiedsl.ir.physical import (Bd, BufferAlloc, Connect, DmaChannel, LockAlloc, PacketFlow,
@@ -102,24 +103,27 @@ def unread(text: str) -> list[str]:
     ``arith.constant`` defines (its acquire or release is then left out)."""
     tiles = {name: (int(c), int(r)) for name, c, r in _TILE.findall(text)}
     gaps = _switches(text, tiles)[1]
-    whole = _constants(text)
-    counts = {value for m in _BLOCK.finditer(text)
-              for consts in [{**whole, **_constants(_braced(text, m.end() - 1))}]
-              for _, _, value in _USE_LOCK.findall(_braced(text, m.end() - 1))
-              if _lock_count(value, consts) is None}
+    counts = {value for _, body, consts in _dma_blocks(text)
+              for _, _, value in _USE_LOCK.findall(body) if _lock_count(value, consts) is None}
     if counts:
         gaps.append(f"lock counts given by {', '.join(sorted(counts))}, which no arith.constant "
                     "defines (those BDs' acquires and releases)")
     return gaps
 
 
-def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
-    out = []
+def _dma_blocks(text: str) -> Iterator[tuple[re.Match[str], str, dict[str, int]]]:
+    """Each DMA block of ``text`` (``aie.mem``, ``aie.memtile_dma``, ``aie.shim_dma``): its
+    match, its body, and the i32 constants its lock counts may name (the block's own first)."""
     whole = _constants(text)
     for m in _BLOCK.finditer(text):
-        tile = tiles[m.group(3)]
         body = _braced(text, m.end() - 1)
-        consts = {**whole, **_constants(body)}  # the block's own first
+        yield m, body, {**whole, **_constants(body)}
+
+
+def _dma_channels(text: str, tiles: dict[str, Coord]) -> list[DmaChannel]:
+    out = []
+    for m, body, consts in _dma_blocks(text):
+        tile = tiles[m.group(3)]
         # blocks: ^bbN: ... ; each dma_start names its first block and the next start's block,
         # and since mlir-aie PR 3115 a repeated fifo's single buffer the times it is sent again
         blocks = _blocks(body)
