@@ -37,6 +37,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.kernels.host_cxx import find_host_compiler
 from aiedsl.kernels.host_errors import explain, redefined
 from aiedsl.kernels.host_fit import define_clash, header_clash, refuse_host_sizes
+from aiedsl.kernels.host_pch import FOLDER_PREFIX, pch_flags
 from aiedsl.kernels.host_first_error import first_error_entry, first_error_kernel, first_errors
 from aiedsl.kernels.paths import KERNELS_CPP
 from aiedsl.kernels.source import check_file_kernel
@@ -72,8 +73,9 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         raise compiler.missing_error(what)
     header = "".join(p.read_text() for p in sorted((HOST_INCLUDE / "aie_api").glob("*.hpp")))
     arch = arch_of(aie_arch)
-    flags = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
-             *(arch_define_words(arch) if arch is not None else []), *kt.flags]
+    base = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
+            *(arch_define_words(arch) if arch is not None else [])]
+    flags = [*base, *kt.flags]
     key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx
                                  + _compiler_identity(cxx))).hexdigest()[:24]
     cached = cache_dir("host-kernels") / f"{key}.so"
@@ -101,7 +103,11 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         # a macro-computed #include is in no key, and a cached build of an edited header
         # computed what it no longer does (a tester)
         listed = ["-MD", "-MF", str(deps)]
-        r = _compile(cxx, [*flags, *listed], src, lib)
+        pch = pch_flags(cxx, _compiler_identity(cxx), base, header, HOST_INCLUDE, folder,
+                        kt.text)
+        r = _compile(cxx, [*flags, *pch, *listed], src, lib)
+        if r.returncode != 0 and pch:  # its error as g++ says it reading the header's text
+            r = _compile(cxx, [*flags, *listed], src, lib)
         if r.returncode != 0 and _NO_UNIQUE in r.stderr:  # clang: it has no such symbols
             r = _compile(cxx, [*(f for f in flags if f != _NO_UNIQUE), *listed], src, lib)
         if r.returncode != 0:
@@ -140,7 +146,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         # and the second's rename found the first had taken it
         tmp_out = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")
         tmp_deps = out.with_suffix(f".{os.getpid()}-{threading.get_ident()}.deps.tmp")
-        tmp_deps.write_text(json.dumps(_header_digests(deps, src, _system_dirs(cxx)),
+        tmp_deps.write_text(json.dumps(_header_digests(deps, src, _system_dirs(cxx), folder),
                                        sort_keys=True))
         tmp_deps.replace(out.with_suffix(DEPS_SUFFIX))  # before the library: a hit sees both
         shutil.copyfile(lib, tmp_out)
@@ -191,8 +197,10 @@ def _system_dirs(cxx: str) -> tuple[str, ...]:
     return tuple(os.path.realpath(line.strip().split(" (")[0]) for line in lines[start + 1:end])
 
 
-def _header_digests(deps: Path, src: Path, system: tuple[str, ...] = ()) -> dict[str, str]:
-    """The headers a build's ``-MD`` file lists, but the source, aiedsl's host header and the
+def _header_digests(deps: Path, src: Path, system: tuple[str, ...] = (),
+                    cache: Path | None = None) -> dict[str, str]:
+    """The headers a build's ``-MD`` file lists, but the source, aiedsl's host header (and its
+    precompiled copy's stand-in in ``cache``: :mod:`~aiedsl.kernels.host_pch`) and the
     compiler's own (under ``system``), by absolute path, each with its SHA-256."""
     try:
         text = deps.read_text(errors="surrogateescape").replace("\\\n", " ")
@@ -205,8 +213,11 @@ def _header_digests(deps: Path, src: Path, system: tuple[str, ...] = ()) -> dict
         path = os.path.abspath(re.sub(r"\\(.)", r"\1", word))
         real = os.path.realpath(path)
         if path == os.path.abspath(src) or real.startswith(ours + os.sep) or any(
-                real.startswith(d + os.sep) for d in system):
-            continue
+                real.startswith(d + os.sep) for d in system) or (
+                cache is not None and os.path.basename(os.path.dirname(real)).startswith(
+                    FOLDER_PREFIX) and os.path.dirname(os.path.dirname(real))
+                == os.path.realpath(cache)):
+            continue  # (a precompiled header's one-line stand-in: aiedsl's own header)
         try:
             out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         except OSError:

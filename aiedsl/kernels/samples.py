@@ -13,7 +13,8 @@ from aiedsl.kernels.library import (
     matmul_cascade, matmul_narrow, mul, passthrough, reduce_max, reduce_sum, relu, rgba2gray,
     rms_norm, scale, silu, softmax, sub, threshold, vector_scalar, zero,
 )
-from aiedsl.kernels.text import kernel_text
+from aiedsl.kernels.text import KernelText, unit_text
+from aiedsl.kernels.units import KernelUnit, unit_key
 from aiedsl.targets.kernel_arch import AIE_ARCH
 
 
@@ -86,9 +87,22 @@ def library_cases(source: Path | None = None) -> list[KernelCase]:
     """Library kernels at several sizes (:func:`samples`), or only those made from the C++ file
     named like ``source``, ready to build on the host, each for the architecture it was made
     for (its ``__AIE_ARCH__`` and that architecture's macros: npu2's bf16 matmuls quantize to
-    bfp16 on the host as their references do)."""
+    bfp16 on the host as their references do).
+
+    The kernels one source makes with the same defines for one architecture and operand types
+    share one generated file, as a design's do (:class:`~aiedsl.kernels.units.KernelUnit`): one
+    host build for all of them (mm.cc's 11 bf16 matmuls per architecture: one build of 2 s, not
+    11 of 1 s). The operand types part them because what a library's C++ instantiates is said of
+    each kernel built from it (npu2's bf16 mmuls on the bfp16 unit: not of an int8 matmul)."""
     lib = [k for k in samples() if source is None or k.ir.source == source.name]
-    return [KernelCase(k.ir, kernel_text(None, k.ir), k.run_reference,
+    shared: dict[tuple[object, ...], list[Kernel]] = {}
+    for k in lib:
+        shared.setdefault((*unit_key(k.ir), k.ir.arch, *k.ir.operand_dtypes), []).append(k)
+    texts: dict[str, KernelText] = {}
+    for ks in shared.values():
+        text = unit_text(None, KernelUnit(ks[0].ir.symbol, tuple(k.ir for k in ks)))
+        texts.update((k.ir.symbol, text) for k in ks)
+    return [KernelCase(k.ir, texts[k.ir.symbol], k.run_reference,
                        {a.name: k.ir.params[a.name] for a in k.ir.args  # type: ignore[misc]
                         if a.kind == "scalar" and a.name in k.ir.params},
                        AIE_ARCH[k.ir.arch] if k.ir.arch is not None else None)

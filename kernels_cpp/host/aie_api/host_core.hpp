@@ -527,8 +527,13 @@ inline int64_t locate(const void *p, int64_t &offset) {
 // dozen loads); 0 where the library has no std::source_location.
 #if defined(__cpp_lib_source_location)
 using where = std::source_location;
+// Read precompiled (aiedsl/kernels/host_pch.py), this header's own __BASE_FILE__ names the
+// header: that build reads host_base_file.hpp after it, which defines this function to name
+// the file being compiled; in any other build it stays undefined (a null weak symbol).
+extern "C" __attribute__((weak, visibility("hidden"))) const char *aiedsl_base_file();
 inline unsigned kernel_line(const where &at) {
-  return std::strcmp(at.file_name(), __BASE_FILE__) == 0 ? at.line() : 0;
+  const char *base = aiedsl_base_file ? aiedsl_base_file() : __BASE_FILE__;
+  return std::strcmp(at.file_name(), base) == 0 ? at.line() : 0;
 }
 #define AIEDSL_HERE std::source_location::current()
 #else
