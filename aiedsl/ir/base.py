@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from aiedsl.ir.field_docs import describe_fields
+
 Coord = tuple[int, int]
 
 
 class _Node(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)

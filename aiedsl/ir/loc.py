@@ -6,6 +6,8 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from aiedsl.ir.field_docs import describe_fields
+
 
 class Loc(BaseModel):
     """A line of a design file (``file`` as the user reads it, relative to the working
@@ -17,7 +19,7 @@ class Loc(BaseModel):
     the file to open. It is kept beside the IR, not in it: ``design.json`` and every other
     output stay the same wherever the design and the working directory are."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
     file: str
     """Path of the file, relative to the working directory when below it."""

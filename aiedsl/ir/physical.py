@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, SerializerFunctionWrapHandler, model_serializer
 
+from aiedsl.ir.field_docs import describe_fields
 from aiedsl.ir.loc import Loc
 from aiedsl.ir.types import Dim
 
@@ -23,7 +24,7 @@ Bundle = Literal["DMA", "North", "South", "East", "West", "Core", "FIFO", "Trace
 
 
 class _Node(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
 
 class Bd(_Node):

@@ -8,11 +8,13 @@ import numpy as np
 
 from pydantic import BaseModel, ConfigDict
 
+from aiedsl.ir.field_docs import describe_fields
+
 from aiedsl.dtypes import DType, dtype
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=describe_fields)
 
 
 class TensorType(_Frozen):

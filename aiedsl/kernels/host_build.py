@@ -7,7 +7,8 @@ The C++ compiled is exactly the file a build writes (``kernels/<name>.cc``: the 
 plus the ``extern "C"`` entries of the kernels declared from it), with the ``-D`` words of their
 ``defines=``, so what is tested is what Peano would compile; a compiler error is shown at the
 line of the user's own C++ file. Libraries are cached by content under
-``$XDG_CACHE_HOME/aiedsl/host-kernels`` (``~/.cache`` by default).
+``$XDG_CACHE_HOME/aiedsl/host-kernels`` (``~/.cache`` by default), where g++ also keeps the
+header precompiled (:mod:`~aiedsl.kernels.host_pch`).
 
 Building is a step of its own, apart from loading, because the two need not run in one
 process: :mod:`aiedsl.kernels.worker_server`'s workers load the simulating process's builds and
