@@ -139,7 +139,7 @@ def test_the_barrier_checks_agree_with_the_simulator(design_file: DesignFile,
     design_file(SLOW_COPY, "slow.cc")
     rng = random.Random(2026)
     seen: Counter[str] = Counter()
-    for _ in range(200):
+    for _ in range(120):
         core, values = _core(rng)
         source = HEAD + core + "\n" + _runtime(rng, values) + TAIL
         path = design_file(source)

@@ -22,7 +22,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, database=None,
+# 150 designs (300 took a minute of the suite's ten): `python bench/fuzz.py` runs thousands
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=0, max_value=2 ** 31 - 1))
 def test_random_designs_are_rejected_cleanly_or_simulate_right(folder: Path, seed: int) -> None:
@@ -34,6 +35,10 @@ def test_random_designs_are_rejected_cleanly_or_simulate_right(folder: Path, see
 def test_every_shape_of_dataflow_is_generated_and_some_pass(folder: Path) -> None:
     shapes = Counter(make_spec(seed).shape for seed in range(600))
     assert set(shapes) == set(SHAPES)
-    passed = Counter(make_spec(s).shape for s in range(120)
-                     if run_one(s, folder).verdict == "passed")
+    passed: Counter[str] = Counter()
+    for s in range(120):  # until every shape has passed once
+        if run_one(s, folder).verdict == "passed":
+            passed[make_spec(s).shape] += 1
+            if len(passed) == len(SHAPES):
+                break
     assert len(passed) >= len(SHAPES) - 1, passed  # gemm may draw only broken settings
