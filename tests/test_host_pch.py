@@ -27,6 +27,10 @@ def test_only_what_reads_the_header_the_same_after_it_takes_it_first() -> None:
     assert forced_include_safe('/* x */\n#include "aie_api/aie.hpp"\nint x;\n')
     assert not forced_include_safe("#define NDEBUG\n#include <aie_api/aie.hpp>\n")
     assert not forced_include_safe("#ifndef A\n#define B\n#include <aie_api/aie.hpp>\n")
+    # an #ifndef with no #define of its name is a condition, not a guard
+    assert not forced_include_safe("#ifndef NO_AIE\n#include <aie_api/aie.hpp>\n#endif\n")
+    assert not forced_include_safe("#ifndef G\n#include <cstdint>\n#define G\n"
+                                   "#include <aie_api/aie.hpp>\n")
     assert not forced_include_safe('#include "mine.h"\n#include <aie_api/aie.hpp>\n')
     assert not forced_include_safe("#include </abs/inc.h>\n#include <aie_api/aie.hpp>\n")
     assert not forced_include_safe("#ifdef __AIE_ARCH__\n#include <aie_api/aie.hpp>\n#endif\n")

@@ -92,6 +92,12 @@ def forced_include_safe(source: str) -> bool:
             continue
         if text.endswith("\\"):  # a directive spliced across lines: not read here
             return False
+        g = _GUARD.match(text)
+        if guard:  # an #ifndef is a guard only with its #define next
+            if not (g and g[1] == "define" and g[2] == guard):
+                return False
+            guard = ""  # taken: no second guard
+            continue
         if _AIE_INCLUDE.match(text):
             return True
         m = _STD_INCLUDE.match(text)
@@ -99,12 +105,8 @@ def forced_include_safe(source: str) -> bool:
             if m[1] not in STANDARD_HEADERS:
                 return False
             continue
-        m = _GUARD.match(text)
-        if m and m[1] == "ifndef" and guard is None:
-            guard = m[2]
-            continue
-        if m and m[1] == "define" and guard == m[2]:
-            guard = ""  # taken: no second guard
+        if g and g[1] == "ifndef" and guard is None:
+            guard = g[2]
             continue
         if _ALLOWED.fullmatch(text):
             continue
