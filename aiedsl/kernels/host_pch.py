@@ -154,15 +154,16 @@ def pch_flags(cxx: str, identity: str, flags: list[str], header: str, include: P
             pass
         return []
     if not _build(cxx, flags, include, here):
+        wanted.unlink(missing_ok=True)  # (a full disk: tried again a build later, not each)
         return []
     prune(folder)
     return _words(here, include)
 
 
 def _words(here: Path, include: Path) -> list[str]:
-    """g++'s words reading the precompiled header in ``here``, then the one file that names
-    the file being compiled to it (``aie_api/host_base_file.hpp``: a precompiled
-    ``__BASE_FILE__`` names the header)."""
+    """g++'s words reading the precompiled header in ``here``, then
+    ``aie_api/host_base_file.hpp``, which tells the header the file being compiled (in a
+    precompiled header ``__BASE_FILE__`` names the header itself)."""
     return ["-include", str(here / "aie.hpp"),
             "-include", str(include / "aie_api" / "host_base_file.hpp")]
 
