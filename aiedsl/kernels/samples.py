@@ -91,8 +91,9 @@ def library_cases(source: Path | None = None) -> list[KernelCase]:
 
     The kernels one source makes with the same defines for one architecture and operand types
     share one generated file, as a design's do (:class:`~aiedsl.kernels.units.KernelUnit`): one
-    host build for all of them (mm.cc's 52 kernels: 8 builds, not 52 of about a second each). The operand types part them because what a library's C++ instantiates is said of
-    each kernel built from it (npu2's bf16 mmuls on the bfp16 unit: not of an int8 matmul)."""
+    host build for all of them (mm.cc's 52 kernels: 8 builds, not 52 of about a second each).
+    The operand types part them because what a library's C++ instantiates is said of each
+    kernel built from it (npu2's bf16 mmuls on the bfp16 unit: not of an int8 matmul)."""
     lib = [k for k in samples() if source is None or k.ir.source == source.name]
     shared: dict[tuple[object, ...], list[Kernel]] = {}
     for k in lib:
