@@ -46,6 +46,10 @@ KEPT = 4
 """Precompiled headers kept (about 30 MB each): one per architecture a build names (none, AIE2,
 AIE2P) and one more; past that, the least recently used go once unused for an hour."""
 SHIM = "#include <aie_api/aie.hpp> // aiedsl: where the precompiled header does not fit\n"
+MARK = "-DAIEDSL_HOST_PCH"
+"""Defined in the precompiled header's build and in every build that reads it: the header then
+takes the file being compiled from ``aie_api/host_base_file.hpp`` (read after it), as its own
+``__BASE_FILE__`` would name the header. A build without it has no such function at all."""
 
 STANDARD_HEADERS = frozenset("""
     algorithm any array atomic barrier bit bitset cassert cctype cerrno cfenv cfloat charconv
@@ -163,8 +167,8 @@ def pch_flags(cxx: str, identity: str, flags: list[str], header: str, include: P
 def _words(here: Path, include: Path) -> list[str]:
     """g++'s words reading the precompiled header in ``here``, then
     ``aie_api/host_base_file.hpp``, which tells the header the file being compiled (in a
-    precompiled header ``__BASE_FILE__`` names the header itself)."""
-    return ["-include", str(here / "aie.hpp"),
+    precompiled header ``__BASE_FILE__`` names the header itself), with :data:`MARK`."""
+    return [MARK, "-include", str(here / "aie.hpp"),
             "-include", str(include / "aie_api" / "host_base_file.hpp")]
 
 
@@ -178,7 +182,7 @@ def _build(cxx: str, flags: list[str], include: Path, here: Path) -> bool:
         shim_tmp.write_text(SHIM)
         shim_tmp.replace(here / "aie.hpp")
         out = here / f"aie.hpp.gch.{tag}.tmp"
-        r = subprocess.run([cxx, *(f for f in flags if f != "-shared"), f"-I{include}",
+        r = subprocess.run([cxx, *(f for f in flags if f != "-shared"), MARK, f"-I{include}",
                             "-xc++-header", str(include / "aie_api" / "aie.hpp"), "-o", str(out)],
                            capture_output=True, text=True, errors="replace",
                            env={**os.environ, "LC_ALL": "C"}, stdin=subprocess.DEVNULL)

@@ -527,13 +527,17 @@ inline int64_t locate(const void *p, int64_t &offset) {
 // dozen loads); 0 where the library has no std::source_location.
 #if defined(__cpp_lib_source_location)
 using where = std::source_location;
-// Read precompiled (aiedsl/kernels/host_pch.py), this header's own __BASE_FILE__ names the
-// header: that build reads host_base_file.hpp after it, which defines this function to name
-// the file being compiled; in any other build it stays undefined (a null weak symbol).
-extern "C" __attribute__((weak, visibility("hidden"))) const char *aiedsl_base_file();
+// Precompiled (aiedsl/kernels/host_pch.py builds it with AIEDSL_HOST_PCH defined), this
+// header's own __BASE_FILE__ would name the header: that build reads host_base_file.hpp after
+// it, which defines aiedsl_base_file() to name the file being compiled.
+#if defined(AIEDSL_HOST_PCH)
+extern "C" __attribute__((visibility("hidden"))) const char *aiedsl_base_file();
+#define AIEDSL_BASE_FILE aiedsl_base_file()
+#else
+#define AIEDSL_BASE_FILE __BASE_FILE__
+#endif
 inline unsigned kernel_line(const where &at) {
-  const char *base = aiedsl_base_file ? aiedsl_base_file() : __BASE_FILE__;
-  return std::strcmp(at.file_name(), base) == 0 ? at.line() : 0;
+  return std::strcmp(at.file_name(), AIEDSL_BASE_FILE) == 0 ? at.line() : 0;
 }
 #define AIEDSL_HERE std::source_location::current()
 #else
