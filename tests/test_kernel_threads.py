@@ -90,6 +90,27 @@ def test_the_servers_child_reports_a_crash_or_stray_write_as_a_forked_one(
     assert len(server_starts) == 2
 
 
+def test_the_servers_child_names_a_file_from_the_askers_working_directory(
+        design_file: DesignFile, server_starts: list[int], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server is started once, in the directory its first asker was in; a child it forks
+    later works where the asker is then, as a forked child does: a misaligned access names the
+    kernel's file relative to it, not by the path from where the server started (seen when
+    the command line ran in a thread of a test's process)."""
+    path = _faulty_design(design_file, "for (unsigned i = 0; i < 64; ++i) dst[i] = src[i];\n"
+                                       "  aie::store_v(dst + 4, aie::load_v<16>(src + 4));")
+    forked = _error(path, served=False)
+    assert "(at bad_copy.cc:5)" in forked
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    first = _error(path, served=True)  # the server starts here
+    assert "(at " + str(tmp_path / "bad_copy.cc") + ":5)" in first
+    monkeypatch.chdir(tmp_path)
+    assert _error(path, served=True) == forked
+    assert len(server_starts) == 2
+
+
 def test_the_servers_child_is_stopped_after_the_time_limit(
         design_file: DesignFile, monkeypatch: pytest.MonkeyPatch,
         server_starts: list[int]) -> None:

@@ -24,9 +24,10 @@ may have changed on disk since) and the architecture it was built for; and, over
 socket to the server, the worker's ends of its two pipes, a file holding the call arrays that
 both map (:func:`~aiedsl.kernels.worker_client.shared_file`: removed from the file system at
 once, so nothing is left behind), the simulating process's stdout and stderr as they are now (a
-kernel's ``printf`` shows there), and the write end of a pipe on which the server puts the
-worker's wait status when it ends (the worker is the server's child: only the server can reap
-it). The server answers with the worker's pid.
+kernel's ``printf`` shows there) and its working directory (a fault names the kernel's file
+relative to it), and the write end of a pipe on which the server puts the worker's wait status
+when it ends (the worker is the server's child: only the server can reap it). The server
+answers with the worker's pid.
 
 The other request runs one call, :func:`aiedsl.kernels.guarded.in_child`'s: a pickled callable
 (a :class:`~aiedsl.kernels.guarded.GuardedCall`: the kernel's IR, its host build, the
@@ -132,9 +133,10 @@ def _reap(statuses: dict[int, int]) -> None:
 def _work(message: bytes, fds: list[int], others: list[int], server: int) -> None:
     """A worker, just forked: do what the request ``message`` asks (serve a simulation's
     kernel calls, or run one callable), then end (never return). ``fds`` are its status pipe,
-    its own descriptors, and the stdout and stderr to use; ``others`` the server's
-    descriptors, closed here; ``server`` the server's pid, with which it dies (the server
-    ends with the simulating process: a worker in a kernel's endless loop would outlive both)."""
+    its own descriptors, the stdout and stderr to use and the directory to work in; ``others``
+    the server's descriptors, closed here; ``server`` the server's pid, with which it dies
+    (the server ends with the simulating process: a worker in a kernel's endless loop would
+    outlive both)."""
     status = 0
     try:
         from aiedsl.kernels.lifeline import die_with_parent, quiet_faults
@@ -143,13 +145,17 @@ def _work(message: bytes, fds: list[int], others: list[int], server: int) -> Non
         quiet_faults()
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        status_w, *own, out, err = fds
+        status_w, *own, out, err, here = fds
         for fd in (*others, status_w):
             os.close(fd)
         os.dup2(out, 1)  # where the simulating process's stdout and stderr are now
         os.dup2(err, 2)
         os.close(out)
         os.close(err)
+        # and its working directory now (not the server's, the asker's when it started): a
+        # kernel's file is named relative to it, as a child forked from the asker names it
+        os.fchdir(here)
+        os.close(here)
         kind, body = pickle.loads(message)
         if kind == "kernels":
             _serve_kernels(body, own)
