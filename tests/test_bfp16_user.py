@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from aiedsl.kernels.host import CXX_FLAGS, HOST_INCLUDE

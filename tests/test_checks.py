@@ -25,6 +25,7 @@ from aiedsl.ir.loc import Loc
 from aiedsl.loader import load_design, load_from_command_line
 from aiedsl.sim import simulate
 from aiedsl.targets import get_target
+from tests.command_line import run_command
 
 DesignFile = Callable[..., Path]
 
@@ -3173,8 +3174,7 @@ def aiedsl(*args: str, cwd: Path, traceback: bool = False) -> subprocess.Complet
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
     if traceback:
         env["AIEDSL_TRACEBACK"] = "1"
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_command(*args, cwd=cwd, env=env)
 
 
 def test_cli_check_prints_the_message_and_exits_2(design_file: DesignFile) -> None:

@@ -14,13 +14,21 @@ from typing import Callable
 import pytest
 
 from aiedsl.version import __version__
+from tests.command_line import run_command
 
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def aiedsl(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
-    """Run the ``aiedsl`` program (``python -m aiedsl``) with a narrow, piped terminal."""
+    """Run the ``aiedsl`` program with a narrow, piped terminal, in this process
+    (:func:`~tests.command_line.run_command`)."""
+    return run_command(*args, cwd=cwd, env={**os.environ, "COLUMNS": "80", **env})
+
+
+def aiedsl_process(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
+    """:func:`aiedsl` as a process of its own (``python -m aiedsl``), for what only a process
+    shows: its exit path, its signals, its start-up."""
     return subprocess.run([sys.executable, "-m", "aiedsl", *args], capture_output=True,
                           text=True, cwd=cwd, env={**os.environ, "COLUMNS": "80", **env})
 
@@ -71,8 +79,8 @@ def test_aiedsls_own_failure_is_one_error_with_its_own_exit_code(tmp_path: Path)
         "print a path, a full disk), not a mistake in the design; AIEDSL_TRACEBACK=1 shows "
         "where it happened, for a report"]
     # the locale that did it: the name is written escaped, and the build succeeds
-    r = aiedsl("build", "passthrough.py", "-o", "\u65e5\u672c", cwd=tmp_path,
-               PYTHONIOENCODING="latin-1")
+    r = aiedsl_process("build", "passthrough.py", "-o", "\u65e5\u672c", cwd=tmp_path,
+                       PYTHONIOENCODING="latin-1")  # (read as a process starts)
     assert r.returncode == 0, r.stderr
     assert "wrote \\u65e5\\u672c/: " in r.stdout
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import ml_dtypes
 import numpy as np
 import pytest
+
+from tests.command_line import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 GEMM = str(ROOT / "designs" / "gemm_bf16.py")
@@ -24,8 +25,7 @@ DEFINES = [f"  -D {d}: {d[0]}'s value, given on the command line"
 
 
 def aiedsl(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl", *args], capture_output=True,
-                          text=True, cwd=cwd, env={**os.environ, "COLUMNS": "80"})
+    return run_command(*args, cwd=cwd, env={**os.environ, "COLUMNS": "80"})
 
 
 def _operands() -> tuple[np.ndarray, np.ndarray]:

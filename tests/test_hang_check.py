@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from aiedsl.loader import load_design
 from aiedsl.sim import Deadlock, simulate
 from aiedsl.sim.hang_run import CALLS, EVENTS, hang_run
 from tests.test_hangs import RUN_AHEAD
+from tests.command_line import run_command
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "hang_corpus"
@@ -46,8 +46,7 @@ AHEAD_CHECK = (
 
 def aiedsl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_command(*args, cwd=cwd, env=env)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -24,6 +23,7 @@ from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.sim import Deadlock, SimResult, simulate
+from tests.command_line import run_command
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "hang_corpus"
@@ -892,8 +892,7 @@ def test_shipped_design_simulates_without_a_report_and_passes(path: str, in_root
 
 def aiedsl_sim(path: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", "sim", path], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return run_command("sim", path, cwd=cwd, env=env)
 
 
 @pytest.mark.parametrize("name", sorted(DYNAMIC))

@@ -15,7 +15,6 @@ import os
 import re
 import struct
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from aiedsl.toolchain.insts import (
 )
 from shared_reference import reference_file
 from test_lowering import FIXTURES, planned
+from tests.command_line import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -231,8 +231,7 @@ def test_hardware_view_of_a_transfer(in_root: Path) -> None:
 # -- aiedsl inspect -----------------------------------------------------------------------------
 
 def aiedsl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl", *args], capture_output=True,
-                          text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "80"}, check=False)
+    return run_command(*args, cwd=ROOT, env={**os.environ, "COLUMNS": "80"})
 
 
 INSPECT_HEAD = """\

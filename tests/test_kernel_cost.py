@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from aiedsl.kernels.cost import estimate
+from tests.command_line import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 DEVICES = ("npu1, npu1_1col, npu1_2col, npu1_3col, npu2, npu2_1col, npu2_2col, npu2_3col, "
@@ -19,9 +19,7 @@ DEVICES = ("npu1, npu1_1col, npu1_2col, npu1_3col, npu2, npu2_1col, npu2_2col, n
 
 
 def cost(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl", "kernel", "cost", *args],
-                          capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "COLUMNS": "300"})
+    return run_command("kernel", "cost", *args, cwd=ROOT, env={**os.environ, "COLUMNS": "300"})
 
 
 @pytest.mark.parametrize("args, error", [

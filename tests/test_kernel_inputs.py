@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -19,6 +18,7 @@ from aiedsl.errors import DesignError
 from aiedsl.kernels.cases import _random, design_cases, input_range
 from aiedsl.kernels.host_check import check_kernel
 from aiedsl.loader import load_design
+from tests.command_line import run_command
 
 DesignFile = Callable[..., Path]
 
@@ -133,9 +133,9 @@ void copy48(const uint8_t *__restrict src, uint8_t *__restrict dst) {
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
-                                                   "HOME": str(Path.home())})
+    """``aiedsl ARGS`` in this process, with a wide terminal and the system's PATH alone."""
+    return run_command(*args, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                            "HOME": str(Path.home())})
 
 
 HOST_RUN = pytest.mark.skipif(

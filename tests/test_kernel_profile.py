@@ -4,8 +4,6 @@ issue-slot bound they give, and its agreement with the published single-core mat
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from aiedsl.kernels import (add, conv2d_1x1, conv2d_3x3, matmul, mul, relu,
 from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.matmul import MATMUL_PATCH, PUBLISHED
 from aiedsl.kernels.profile import profile_cases
+from tests.command_line import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,9 +53,8 @@ def test_the_profile_is_within_15_percent_of_the_published_points(point) -> None
 
 def test_the_command_profiles_a_designs_kernels(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile",
-                        "designs/matmul_cascade.py", "-D", "M=64", "-D", "N=64"],
-                       cwd=ROOT, capture_output=True, text=True, env=env)
+    r = run_command("kernel", "profile", "designs/matmul_cascade.py", "-D", "M=64", "-D", "N=64",
+                    cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert lines[0] == ("matmul_cascade_put_bf16_f32_64x64x64_4x8x4 on npu1: 2,048 cycles per "
@@ -184,8 +182,7 @@ def test_kernel_test_and_profile_refuse_a_kernel_for_another_architecture(
     path = design_file(src)
     (path.parent / "dbl.cc").write_text(DOUBLE_CC)
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", command, str(path),
-                        "--device", "npu2_1col"], capture_output=True, text=True, env=env)
+    r = run_command("kernel", command, str(path), "--device", "npu2_1col", env=env)
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr.splitlines() == [
         "d.py:9: error [kernel device]: kernel 'double_i32_1024' was made for aie2, but design "
@@ -196,8 +193,7 @@ def test_kernel_test_and_profile_refuse_a_kernel_for_another_architecture(
         "  with --device npu2_1col, given on the command line",
         "  fix: declare it with arch='aie2p' once its C++ and cycles are aie2p's, or leave arch "
         "out for C++ that builds for both"]
-    ok = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", command, str(path)],
-                        capture_output=True, text=True, env=env)
+    ok = run_command("kernel", command, str(path), env=env)
     assert ok.returncode == 0, ok.stdout + ok.stderr
 
 
@@ -244,9 +240,8 @@ def test_a_kernel_without_cycles_needs_no_params_for_the_constants_its_calls_pas
 
 def test_a_kernel_file_is_profiled_with_the_devices_own_mmul_shapes() -> None:
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile",
-                        "kernels_cpp/mm.cc", "--device", "npu2"],
-                       cwd=ROOT, capture_output=True, text=True, env=env)
+    r = run_command("kernel", "profile", "kernels_cpp/mm.cc", "--device", "npu2", cwd=ROOT,
+                    env=env)
     assert r.returncode == 0, r.stderr
     heads = [x.split(" on ")[0] for x in r.stdout.splitlines() if " on npu2: " in x]
     bf16 = [h for h in heads if h.startswith("matmul_bf16_")]
@@ -433,8 +428,7 @@ def test_each_call_is_charged_the_profile_of_its_own_scalars(design_file) -> Non
     busy = result.timing.core_busy["core[0,0]"] * result.timing.device_cycles
     assert round(busy) == 4 * (64 + 128) + 8 * call
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile", str(path)],
-                       capture_output=True, text=True, env=env)
+    r = run_command("kernel", "profile", str(path), env=env)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert [x for x in lines if " on npu1_1col: " in x or "charged" in x] == [
@@ -605,8 +599,7 @@ def test_a_declared_cost_below_the_profiles_bound_is_flagged(design_file) -> Non
     path = design_file(DOUBLE.replace("PARAMS", "").replace("cycles=None", "cycles=1"))
     (path.parent / "dbl.cc").write_text(DOUBLE_CC)
     env = {k: v for k, v in os.environ.items() if k != "AIEDSL_TRACEBACK"}
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile", str(path)],
-                       capture_output=True, text=True, env=env)
+    r = run_command("kernel", "profile", str(path), env=env)
     assert (r.returncode, r.stderr) == (1, "")
     assert r.stdout.splitlines()[3:] == [
         "  WARNING: declared cycles=1 is below this lower bound of 128 cycles per call: the "
@@ -615,8 +608,7 @@ def test_a_declared_cost_below_the_profiles_bound_is_flagged(design_file) -> Non
         "the C++ makes them: if a trace on the NPU measured fewer cycles, the compiler may have "
         "merged some of them)"]
     path.write_text(path.read_text().replace("cycles=1,", "cycles=128,"))
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "kernel", "profile", str(path)],
-                       capture_output=True, text=True, env=env)
+    r = run_command("kernel", "profile", str(path), env=env)
     assert r.returncode == 0 and "WARNING" not in r.stdout, r.stdout
 
 

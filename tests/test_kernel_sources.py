@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -24,6 +23,7 @@ from aiedsl.checks import check_design
 from aiedsl.errors import DesignError
 from aiedsl.kernels.host import HOST_INCLUDE
 from aiedsl.loader import load_design
+from tests.command_line import run_command
 
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,9 +121,9 @@ MV = '''
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
-                                                   "HOME": str(Path.home())})
+    """``aiedsl ARGS`` in this process, with a wide terminal and the system's PATH alone."""
+    return run_command(*args, cwd=cwd, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
+                                            "HOME": str(Path.home())})
 
 
 def _mv(design_file: DesignFile, old: str = "", new: str = "") -> Path:

@@ -18,6 +18,8 @@ from typing import Callable
 
 import pytest
 
+from tests.command_line import run_command, run_process
+
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
 LINUX = sys.platform.startswith("linux") and Path("/proc/self/stat").exists()
@@ -87,10 +89,9 @@ def _env(**env: str) -> dict[str, str]:
     return {"COLUMNS": "300", "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), **env}
 
 
-def _cli(*args: str, cwd: Path, timeout: float = 120, **env: str
-         ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout, env=_env(**env))
+def _cli(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``aiedsl ARGS`` in this process, in :func:`_env`'s environment."""
+    return run_command(*args, cwd=cwd, env=_env(**env))
 
 
 # -- 1. a stopped command leaves no child behind ------------------------------------------------
@@ -599,7 +600,8 @@ def test_a_failed_assert_is_said_as_one_not_as_a_stray_access(tmp_path: Path) ->
     """A kernel's failed assert() (SIGABRT) was reported as reading or writing outside its
     buffers, with that rule and fix (a tester)."""
     path = _design(tmp_path, ASSERT_CC)
-    r = _cli("kernel", "test", "d.py", cwd=tmp_path)
+    # what the C library prints goes to the process's file descriptor 2: a process of its own
+    r = run_process("kernel", "test", "d.py", cwd=tmp_path, env=_env(), timeout=120)
     assert r.returncode == 1
     assert r.stdout.splitlines()[0] == (
         "FAIL copy_i32_64: crashed (SIGABRT): it fails an assertion or calls abort(), or the C "

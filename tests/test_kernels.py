@@ -5,7 +5,6 @@ published single-core figures, and the simulator running the real C++."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -22,6 +21,7 @@ from aiedsl.kernels.cases import KernelCase
 from aiedsl.kernels.host import native
 from aiedsl.kernels.host_check import check_kernel
 from aiedsl.loader import load_design
+from tests.command_line import run_command, run_process
 
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +29,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _cli(*args: str, cwd: Path = ROOT, timeout: float | None = None,
          **env: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=timeout, env={"COLUMNS": "300", "PATH": "/usr/bin:/bin",
-                                                   "HOME": str(Path.home()), **env})
+    """``aiedsl ARGS`` with a wide terminal and the system's PATH alone: in this process, or,
+    given a ``timeout`` (a command that may hang), in a process of its own."""
+    env = {"COLUMNS": "300", "PATH": "/usr/bin:/bin", "HOME": str(Path.home()), **env}
+    if timeout is not None:
+        return run_process(*args, cwd=cwd, env=env, timeout=timeout)
+    return run_command(*args, cwd=cwd, env=env)
 
 
 def test_every_library_kernel_matches_its_reference() -> None:

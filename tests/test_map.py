@@ -4,7 +4,6 @@ design is over a limit; and the text tables report.txt carries beside it."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Callable
@@ -13,6 +12,7 @@ import pytest
 
 from aiedsl.emit import generate
 from aiedsl.loader import load_design
+from tests.command_line import run_command
 
 DesignFile = Callable[..., Path]
 DESIGNS = Path(__file__).resolve().parents[1] / "designs"
@@ -152,8 +152,7 @@ UNROUTABLE = '''
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True)
+    return run_command(*args)
 
 
 def test_map_command_writes_only_the_map(design_file: DesignFile) -> None:
@@ -200,10 +199,8 @@ def test_map_of_a_design_whose_run_hangs_says_so_and_exits_as_check_does(
     """map ran no hang check: a design whose run hangs (check and build: exit 3) got its map,
     exit 0, and nothing said (a tester)."""
     hang = Path(__file__).resolve().parent / "hang_corpus" / "broadcast_under_buffered.py"
-    r = subprocess.run([sys.executable, "-m", "aiedsl.cli", "map", str(hang), "-o", "m.svg"],
-                       capture_output=True, text=True, cwd=tmp_path)
-    check = subprocess.run([sys.executable, "-m", "aiedsl.cli", "check", str(hang)],
-                           capture_output=True, text=True, cwd=tmp_path)
+    r = run_command("map", str(hang), "-o", "m.svg", cwd=tmp_path)
+    check = run_command("check", str(hang), cwd=tmp_path)
     assert (r.returncode, check.returncode) == (3, 3)
     assert r.stderr == check.stderr
     assert "the design's run hangs, simulated without data" in r.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 from typing import Callable
 
@@ -19,6 +18,7 @@ from aiedsl.render import comment_text, mlir_string
 from aiedsl.errors import DesignError
 from aiedsl.loader import load_design
 from aiedsl.shell import EnvWord, shell_line
+from tests.command_line import run_command
 
 DesignFile = Callable[..., Path]
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,8 +26,7 @@ PASSTHROUGH = (ROOT / "designs" / "passthrough.py").read_text()
 
 
 def aiedsl_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "aiedsl", *args], capture_output=True,
-                          text=True, cwd=cwd)
+    return run_command(*args, cwd=cwd)
 
 
 def error_of(path: Path, defines: dict[str, str] | None = None) -> str:

@@ -28,6 +28,7 @@ from aiedsl.builddir.marker import read_marker
 from aiedsl.errors import DesignError, ToolchainError
 from aiedsl.toolchain.discover import find_tools
 from aiedsl.toolchain.xrt import NpuSession
+from tests.command_line import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSTHROUGH = ROOT / "designs" / "passthrough.py"
@@ -187,8 +188,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     run_env = dict(os.environ if env is None else env)
     run_env["PYTHONPATH"] = str(ROOT)
     run_env["COLUMNS"] = "400"  # one table row per line
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *args], capture_output=True,
-                          text=True, env=run_env)
+    return run_command(*args, env=run_env)
 
 
 def _words(text: str) -> str:
