@@ -779,7 +779,9 @@ def test_a_cache_folder_that_cannot_be_made_is_not_used(tmp_path: Path) -> None:
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     for command in (("kernel", "test", "d.py"), ("sim", "d.py", "--kernels", "native")):
-        r = _cli(*command, cwd=tmp_path, XDG_CACHE_HOME=str(blocker / "cache"), TMPDIR=str(tmp))
+        # a process of its own: the folder goes when the process exits
+        r = run_process(*command, cwd=tmp_path, timeout=120,
+                        env=_env(XDG_CACHE_HOME=str(blocker / "cache"), TMPDIR=str(tmp)))
         assert r.returncode == 0, r.stderr
         assert "Traceback" not in r.stderr
     assert blocker.read_text() == "a file where the cache folder would go"
