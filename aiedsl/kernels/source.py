@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-import jinja2
-
 from aiedsl.errors import DesignError, display_path, listed
 from aiedsl.ir.kernel import Kernel
 from aiedsl.kernels.cscan import extern_c
@@ -88,6 +86,8 @@ def kernel_source(k: Kernel) -> KernelSource:
             fix=f"save {label} as UTF-8 (iconv -f latin1 -t utf-8, or your editor's encoding "
                 "setting), or write that character another way") from None
     except TemplateError as e:
+        import jinja2  # (imported by the render that failed)
+
         cause = e.__cause__
         if isinstance(cause, jinja2.TemplateSyntaxError):  # the text, not the params
             # (the template it includes, when the error is there)
