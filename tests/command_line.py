@@ -1,13 +1,14 @@
 """The ``aiedsl`` command line run inside the test's own process: :func:`run_command`.
 
-A ``python -m aiedsl.cli`` subprocess spends about a second importing aiedsl, numpy, pydantic and
-typer before its command starts; the suite ran some three hundred of them, a third of its time.
-:func:`run_command` runs the same program (:func:`aiedsl.cli.process.main`, what the console script
-runs after setting up its process) on the same arguments, in the given working directory and
-environment, its standard output and error captured, and hands back what ``subprocess.run(...,
-capture_output=True, text=True)`` would. Tests of what only a process of its own shows (signals,
-closed standard streams, the exit path's flushing, output a kernel's C++ writes to file descriptor
-1, the import-time of the command itself) still start one.
+A ``python -m aiedsl.cli`` subprocess spends most of a second importing aiedsl, numpy, pydantic
+and typer before its command starts; the suite ran 548 of them, a third of its CPU time.
+:func:`run_command` runs the same program (:func:`aiedsl.cli.process.main`, what the console
+script runs after setting up its process) on the same arguments, in the given working directory
+and environment, its standard output and error captured, and hands back what
+``subprocess.run(..., capture_output=True, text=True)`` would. Tests of what only a process of
+its own shows (signals, closed standard streams, the exit path's flushing and exit functions,
+the encoding Python reads from the environment as it starts, output a kernel's C++ writes to file
+descriptors 1 and 2) still start one: :func:`run_process`.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from aiedsl.cli.process import main
 
 
 def run_command(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-           env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+                env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``aiedsl ARGS`` run in this process, as ``subprocess.run([sys.executable, "-m",
     "aiedsl.cli", *args], cwd=cwd, env=env, capture_output=True, text=True)`` runs it: ``env``,
     when given, is the whole environment (as for a subprocess), and the exit code is the one the
-    process would exit with.
+    process would exit with. The program runs in a thread of its own (see below), so this
+    process runs two: a native kernel's child is forked by aiedsl's fork server
+    (:mod:`aiedsl.kernels.worker_server`), as in any process running several threads.
 
     >>> r = run_command("check", "designs/passthrough.py")  # doctest: +SKIP
     >>> r.returncode, r.stdout.splitlines()[-1]  # doctest: +SKIP
@@ -81,11 +84,11 @@ def run_command(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | Non
 
 
 def run_process(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-                   env: Mapping[str, str] | None = None, timeout: float | None = None
-                   ) -> subprocess.CompletedProcess[str]:
+                env: Mapping[str, str] | None = None, timeout: float | None = None
+                ) -> subprocess.CompletedProcess[str]:
     """``aiedsl ARGS`` as a process of its own (``python -m aiedsl.cli``), for what only a
     process shows, or a command that may hang (``timeout`` seconds, then
     ``subprocess.TimeoutExpired``)."""
-    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *map(os.fspath, args)],
+    return subprocess.run([sys.executable, "-m", "aiedsl.cli", *[os.fspath(a) for a in args]],
                           cwd=cwd, env=None if env is None else dict(env), timeout=timeout,
                           capture_output=True, text=True)
