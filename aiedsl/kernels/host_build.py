@@ -77,8 +77,9 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
     base = [*CXX_FLAGS, *([f"-D__AIE_ARCH__={aie_arch}"] if aie_arch is not None else []),
             *(arch_define_words(arch) if arch is not None else [])]
     flags = [*base, *kt.flags]
+    identity = _compiler_identity(cxx)
     key = hashlib.sha256(encoded(kt.text + header + " ".join(flags) + cxx
-                                 + _compiler_identity(cxx))).hexdigest()[:24]
+                                 + identity)).hexdigest()[:24]
     cached = cache_dir("host-kernels") / f"{key}.so"
     folder = library_folder()
     out = folder / f"{key}.so"
@@ -104,8 +105,7 @@ def compile_host(kt: KernelText, loc: Loc | None = None, aie_arch: int | None = 
         # a macro-computed #include is in no key, and a cached build of an edited header
         # computed what it no longer does (a tester)
         listed = ["-MD", "-MF", str(deps)]
-        pch = pch_flags(cxx, _compiler_identity(cxx), base, header, HOST_INCLUDE, folder,
-                        kt.text)
+        pch = pch_flags(cxx, identity, base, header, HOST_INCLUDE, folder, kt.text)
         r = _compile(cxx, [*flags, *pch, *listed], src, lib)
         if r.returncode != 0 and pch:  # its error as g++ says it reading the header's text
             r = _compile(cxx, [*flags, *listed], src, lib)
