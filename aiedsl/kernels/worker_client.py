@@ -91,26 +91,24 @@ def start_call(task: bytes, result: int) -> tuple[int, int]:
 
 
 def _start(request: tuple[str, Any], fds: list[int]) -> tuple[int, int]:
-    """Send ``request`` (its kind and what the worker needs) with the worker's file
-    descriptors ``fds`` (and this process's stdout and stderr, which it writes to, and its
-    working directory, which it works in), after the write end of a new status pipe: the
-    worker's pid and that pipe's read end."""
-    message = pickle.dumps(request, -1)
-    here = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    """Send ``request`` (its kind and what the worker needs, and this process's working
+    directory, which it works in) with the worker's file descriptors ``fds`` (and this
+    process's stdout and stderr, which it writes to), after the write end of a new status
+    pipe: the worker's pid and that pipe's read end."""
     try:
-        status_r, status_w = os.pipe()
-    except BaseException:
-        os.close(here)
-        raise
+        here: str | None = os.getcwd()
+    except OSError:  # removed: the worker stays where the server is
+        here = None
+    message = pickle.dumps((*request, here), -1)
+    status_r, status_w = os.pipe()
     try:
         with _lock:
-            reply = _ask(message, [status_w, *fds, 1, 2, here])
+            reply = _ask(message, [status_w, *fds, 1, 2])
     except BaseException:
         os.close(status_r)
         raise
     finally:
         os.close(status_w)
-        os.close(here)
     kind, value = reply
     if kind != "pid":
         os.close(status_r)

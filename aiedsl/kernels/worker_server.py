@@ -24,10 +24,10 @@ may have changed on disk since) and the architecture it was built for; and, over
 socket to the server, the worker's ends of its two pipes, a file holding the call arrays that
 both map (:func:`~aiedsl.kernels.worker_client.shared_file`: removed from the file system at
 once, so nothing is left behind), the simulating process's stdout and stderr as they are now (a
-kernel's ``printf`` shows there) and its working directory (a fault names the kernel's file
-relative to it), and the write end of a pipe on which the server puts the worker's wait status
-when it ends (the worker is the server's child: only the server can reap it). The server
-answers with the worker's pid.
+kernel's ``printf`` shows there), and the write end of a pipe on which the server puts the
+worker's wait status when it ends (the worker is the server's child: only the server can reap
+it); the request names the simulating process's working directory, where the worker works (a
+fault names the kernel's file relative to it). The server answers with the worker's pid.
 
 The other request runs one call, :func:`aiedsl.kernels.guarded.in_child`'s: a pickled callable
 (a :class:`~aiedsl.kernels.guarded.GuardedCall`: the kernel's IR, its host build, the
@@ -133,8 +133,8 @@ def _reap(statuses: dict[int, int]) -> None:
 def _work(message: bytes, fds: list[int], others: list[int], server: int) -> None:
     """A worker, just forked: do what the request ``message`` asks (serve a simulation's
     kernel calls, or run one callable), then end (never return). ``fds`` are its status pipe,
-    its own descriptors, the stdout and stderr to use and the directory to work in; ``others``
-    the server's descriptors, closed here; ``server`` the server's pid, with which it dies
+    its own descriptors, and the stdout and stderr to use; ``others`` the server's
+    descriptors, closed here; ``server`` the server's pid, with which it dies
     (the server ends with the simulating process: a worker in a kernel's endless loop would
     outlive both)."""
     status = 0
@@ -145,18 +145,21 @@ def _work(message: bytes, fds: list[int], others: list[int], server: int) -> Non
         quiet_faults()
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        status_w, *own, out, err, here = fds
+        status_w, *own, out, err = fds
         for fd in (*others, status_w):
             os.close(fd)
         os.dup2(out, 1)  # where the simulating process's stdout and stderr are now
         os.dup2(err, 2)
         os.close(out)
         os.close(err)
-        # and its working directory now (not the server's, the asker's when it started): a
-        # kernel's file is named relative to it, as a child forked from the asker names it
-        os.fchdir(here)
-        os.close(here)
-        kind, body = pickle.loads(message)
+        kind, body, here = pickle.loads(message)
+        if here is not None:
+            # and its working directory now (not the server's, the asker's when it started):
+            # a kernel's file is named relative to it, as a child forked from the asker names it
+            try:
+                os.chdir(here)
+            except OSError:  # removed since: where the server is
+                pass
         if kind == "kernels":
             _serve_kernels(body, own)
         else:
