@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -45,6 +46,11 @@ def run_command(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | Non
     failed: list[BaseException] = []
 
     def program() -> None:
+        with warnings.catch_warnings():
+            fresh_warnings(err)
+            run()
+
+    def run() -> None:
         try:
             main(argv)
             codes.append(0)
@@ -67,7 +73,8 @@ def run_command(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | Non
         # so the program's stack holds no frame aiedsl takes for the user's, as in a process
         # of its own: an error made where no design line called it (a tool's) would name the
         # test's line as the design's
-        program.__code__ = program.__code__.replace(co_filename=threading.__file__)
+        for f in (program, run):
+            f.__code__ = f.__code__.replace(co_filename=threading.__file__)
         thread = threading.Thread(target=program, name="aiedsl command")
         thread.start()
         thread.join()
@@ -81,6 +88,27 @@ def run_command(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | Non
     code = codes[0]
     return subprocess.CompletedProcess([sys.executable, "-m", "aiedsl.cli", *argv], code,
                                        out.getvalue(), err.getvalue())
+
+
+def fresh_warnings(stream: io.StringIO) -> None:
+    """Python's warnings as a process just started has them, written to ``stream``: pytest
+    records warnings instead of printing them, so a warning the command line would print to
+    its standard error went nowhere, and a test that no warning is printed passed unasked.
+    (Call inside ``warnings.catch_warnings()``, which puts pytest's back after.)"""
+    warnings.resetwarnings()
+    for action, category, module in (("default", DeprecationWarning, "__main__"),
+                                     ("ignore", DeprecationWarning, ""),
+                                     ("ignore", PendingDeprecationWarning, ""),
+                                     ("ignore", ImportWarning, ""),
+                                     ("ignore", ResourceWarning, "")):
+        warnings.filterwarnings(action, category=category, module=module,  # type: ignore[arg-type]
+                                append=True)
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: object = None, line: str | None = None) -> None:
+        stream.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+    warnings.showwarning = show
 
 
 def run_process(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
