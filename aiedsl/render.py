@@ -1,7 +1,7 @@
 """The jinja2 environment every template renders in: strict, and errors name the template line.
 
 jinja2 is imported when a template is first rendered, not with this module: importing it takes
-a tenth of a second, most of it compiling its identifier pattern, which a command that renders
+some 80 ms, half of them compiling its identifier pattern, which a command that renders
 nothing (``aiedsl check`` or ``sim`` of a design whose kernels are all C++ files) never uses.
 """
 

@@ -134,9 +134,8 @@ def _work(message: bytes, fds: list[int], others: list[int], server: int) -> Non
     """A worker, just forked: do what the request ``message`` asks (serve a simulation's
     kernel calls, or run one callable), then end (never return). ``fds`` are its status pipe,
     its own descriptors, and the stdout and stderr to use; ``others`` the server's
-    descriptors, closed here; ``server`` the server's pid, with which it dies
-    (the server ends with the simulating process: a worker in a kernel's endless loop would
-    outlive both)."""
+    descriptors, closed here; ``server`` the server's pid, with which it dies (the server
+    ends with the simulating process: a worker in a kernel's endless loop would outlive both)."""
     status = 0
     try:
         from aiedsl.kernels.lifeline import die_with_parent, quiet_faults
