@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -152,3 +153,33 @@ def test_a_misaligned_access_names_the_kernels_line_read_precompiled_too(tmp_pat
         assert len(list((tmp_path / "cache").glob("*/host-kernels/pch-*/aie.hpp.gch"))) == run
     assert said[0] == said[1]
     assert "(at bad_copy.cc:5)" in said[1]
+
+
+@needs_gcc
+def test_builds_made_several_at_a_time_build_the_header_once_and_are_found_cached(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """host_build.prebuild (kernel test, kernel profile, sim --kernels native) runs g++ on
+    several files at once: once a first build with these flags has asked for the precompiled
+    header, the builds running together would each build it (1.7 s and 30 MB each); one does,
+    the others read it. And what it built is what the builds one by one after it find."""
+    from aiedsl.kernels import host_pch
+
+    symbols = ("zero_i16_32", "passthrough_i16_64", "threshold_u8_64", "rgba2gray_u8_32")
+    cases = {c.kernel.symbol: c for c in library_cases()}
+    first, *together = (cases[s] for s in symbols)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    host_build.build_native(first.kernel, first.cpp, first.aie_arch)  # asks for the header
+    built: list[Path] = []
+    build = host_pch._build
+
+    def slow(cxx: str, flags: list[str], include: Path, here: Path) -> bool:
+        built.append(here)
+        time.sleep(0.5)  # the other threads reach the header meanwhile
+        return build(cxx, flags, include, here)
+
+    monkeypatch.setattr(host_pch, "_build", slow)
+    host_build.prebuild([(c.kernel, c.cpp, c.aie_arch) for c in together], jobs=3)
+    assert len(built) == 1
+    monkeypatch.setattr(host_build, "_compile", None)  # no compiler runs from here on
+    for c in together:
+        host_build.build_native(c.kernel, c.cpp, c.aie_arch)

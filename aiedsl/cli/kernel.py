@@ -58,6 +58,7 @@ def kernel_test(
     from aiedsl.cli.common import tell
     from aiedsl.errors import DesignError
     from aiedsl.kernels.cases import design_cases, uncalled_kernels
+    from aiedsl.kernels.host_build import prebuild
     from aiedsl.kernels.host_check import check_kernel
     from aiedsl.kernels.samples import library_cases
     from aiedsl.user_errors import command_line_text
@@ -85,6 +86,7 @@ def kernel_test(
     wrong: list[str] = []  # kernels whose C++ moves other cascade words than they declare
     symbols = [c.kernel.symbol for c in cases]
     start = time.perf_counter()
+    prebuild([(c.kernel, c.cpp, c.aie_arch) for c in cases])  # several at a time; said below
     for case in cases:
         if case.kernel.symbol in notes:
             say(notes.pop(case.kernel.symbol))

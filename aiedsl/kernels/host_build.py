@@ -30,6 +30,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from aiedsl.cache import cache_dir, private, trusted
 from aiedsl.errors import DesignError
@@ -340,6 +341,43 @@ class HostBuild:
 
     path: Path
     aie_arch: int | None
+
+
+def prebuild(builds: Sequence[tuple[Kernel, KernelText, int | None]],
+             jobs: int | None = None) -> None:
+    """Build the host libraries of ``builds`` (each a kernel, its generated C++ and the
+    ``aie_arch`` to build it for, as :func:`build_native` takes them) up to ``jobs`` at a time
+    (one per CPU by default), so that the :func:`build_native` of each that follows, one by
+    one and in order, finds its library cached: ``make -j`` for ``kernel test --all``, whose
+    71 library files took 50 s one after another.
+
+    Nothing is said here: a build that fails fails again in its own turn, where its error is
+    said as before, in the same order (it costs that one build twice). Builds of the same text,
+    flags and architecture are made once.
+
+    >>> prebuild([(k, kernel_text(None, k), None) for k in kernels])  # doctest: +SKIP
+    """
+    unique: dict[tuple[str, tuple[str, ...], int | None], tuple[Kernel, KernelText, int | None]]
+    unique = {}
+    for k, kt, arch in builds:
+        unique.setdefault((kt.text, tuple(kt.flags), arch), (k, kt, arch))
+    jobs = min(jobs or os.cpu_count() or 1, len(unique))
+    if jobs < 2:
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    def build(item: tuple[Kernel, KernelText, int | None]) -> None:
+        try:
+            build_native(*item)
+        except Exception:  # noqa: BLE001 (said by the build that follows, in its turn)
+            pass
+
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="aiedsl host build")
+    try:
+        for _ in pool.map(build, unique.values()):
+            pass
+    finally:  # Ctrl-C: the builds not started are not started; those running end first
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def build_native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> HostBuild:

@@ -157,11 +157,21 @@ def pch_flags(cxx: str, identity: str, flags: list[str], header: str, include: P
         except OSError:
             pass
         return []
-    if not _build(cxx, flags, include, here):
+    with _BUILDING:
+        if gch.is_file():  # built by another thread while this one waited
+            return pch_flags(cxx, identity, flags, header, include, folder, source)
+        built = _build(cxx, flags, include, here)
+    if not built:
         wanted.unlink(missing_ok=True)  # (a full disk: tried again a build later, not each)
         return []
     prune(folder)
     return _words(here, include)
+
+
+_BUILDING = threading.Lock()
+"""Held by the thread of this process building a precompiled header: builds made several at a
+time (:func:`~aiedsl.kernels.host_build.prebuild`) of the same flags would each build it (1.7 s
+and 30 MB each) where one can, the others reading it."""
 
 
 def _words(here: Path, include: Path) -> list[str]:

@@ -234,6 +234,10 @@ def profile_case(case: KernelCase, target: TargetModel, seed: int = 0) -> Profil
 
 
 def profile_cases(cases: list[KernelCase], device: str, seed: int = 0) -> list[Profile]:
-    """:func:`profile_case` of each case on ``device``."""
+    """:func:`profile_case` of each case on ``device`` (their host builds made several at a
+    time first: :func:`~aiedsl.kernels.host_build.prebuild`)."""
+    from aiedsl.kernels.host_build import prebuild
+
     target = get_target(device)
+    prebuild([(c.kernel, c.cpp, target.aie_arch) for c in cases])
     return [profile_case(c, target, seed) for c in cases]

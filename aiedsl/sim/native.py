@@ -8,7 +8,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from aiedsl.errors import display_path
+from aiedsl.errors import DesignError, display_path
 from aiedsl.ir.core_ops import Call
 from aiedsl.ir.design import Design
 from aiedsl.ir.kernel import Kernel
@@ -137,10 +137,15 @@ def native_kernels(d: Design, target: TargetModel, references: dict[str, Any] | 
     from aiedsl.kernels.core_copies import CoreCopies
     from aiedsl.kernels.text import kernel_text
     from aiedsl.kernels.host import native
+    from aiedsl.kernels.host_build import prebuild
     from aiedsl.kernels.worker import isolated
     from aiedsl.sim.call_refs import reference
 
     arch = target.aie_arch
+    try:  # several at a time first; a kernel whose C++ cannot be made is said below, in turn
+        prebuild([(k, kernel_text(d, k), arch) for k in d.kernels])
+    except DesignError:
+        pass
     fns = [(k, native(k, kernel_text(d, k), arch)) for k in d.kernels]
     modes: dict[str, list[int]] = {}
 
