@@ -347,9 +347,10 @@ def prebuild(builds: Sequence[tuple[Kernel, KernelText, int | None]],
              jobs: int | None = None) -> None:
     """Build the host libraries of ``builds`` (each a kernel, its generated C++ and the
     ``aie_arch`` to build it for, as :func:`build_native` takes them) up to ``jobs`` at a time
-    (one per CPU by default), so that the :func:`build_native` of each that follows, one by
-    one and in order, finds its library cached: ``make -j`` for ``kernel test --all``, whose
-    71 library files took 50 s one after another.
+    (one per CPU by default, at most :data:`PREBUILD_JOBS`), so that the :func:`build_native`
+    of each that follows, one by one and in order, finds its library cached: ``make -j`` for
+    ``kernel test --all``, whose 71 library files took 58 s one after another on two cores
+    (34 s so).
 
     Nothing is said here: a build that fails fails again in its own turn, where its error is
     said as before, in the same order (it costs that one build twice). Builds of the same text,
@@ -361,7 +362,7 @@ def prebuild(builds: Sequence[tuple[Kernel, KernelText, int | None]],
     unique = {}
     for k, kt, arch in builds:
         unique.setdefault((kt.text, tuple(kt.flags), arch), (k, kt, arch))
-    jobs = min(jobs or os.cpu_count() or 1, len(unique))
+    jobs = min(jobs or _cpus(), len(unique))
     if jobs < 2:
         return
     from concurrent.futures import ThreadPoolExecutor
@@ -378,6 +379,21 @@ def prebuild(builds: Sequence[tuple[Kernel, KernelText, int | None]],
             pass
     finally:  # Ctrl-C: the builds not started are not started; those running end first
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+PREBUILD_JOBS = 8
+"""The most g++ runs :func:`prebuild` makes at a time by default, however many CPUs there are:
+each takes some 150 MB, and a container may see its host's CPUs."""
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the system says it), at most
+    :data:`PREBUILD_JOBS`."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (macOS, Windows)
+        n = os.cpu_count() or 1
+    return max(1, min(n, PREBUILD_JOBS))
 
 
 def build_native(k: Kernel, kt: KernelText, aie_arch: int | None = None) -> HostBuild:
